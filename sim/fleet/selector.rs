@@ -1,0 +1,1 @@
+//! Kubernetes label selectors (kubefleet-updaterun.md §5).

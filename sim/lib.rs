@@ -1,0 +1,7 @@
+//! fleetsim: a deterministic discrete-event simulator of Azure Kubernetes Fleet Manager update runs.
+//!
+//! See `ARCHITECTURE.md` for the codemap and the invariants each module keeps.
+
+pub mod engine;
+pub mod fleet;
+pub mod scenario;

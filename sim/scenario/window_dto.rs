@@ -1,0 +1,1 @@
+//! The AKS `maintenanceWindow` JSON shape, its validation, and conversion into a calendar.
