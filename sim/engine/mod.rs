@@ -1,5 +1,9 @@
 //! Simulated time, the event queue and seeded random streams. Knows nothing of Fleet.
 
+pub mod queue;
+pub mod rng;
 pub mod time;
 
+pub use queue::{EventKey, EventQueue, Phase};
+pub use rng::{Purpose, SeedTree, name_key};
 pub use time::{Duration, Time};

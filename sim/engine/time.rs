@@ -116,6 +116,13 @@ impl std::ops::Sub<Time> for Time {
     }
 }
 
+impl std::ops::Sub for Duration {
+    type Output = Duration;
+    fn sub(self, d: Duration) -> Duration {
+        Duration(self.0 - d.0)
+    }
+}
+
 impl std::ops::Add for Duration {
     type Output = Duration;
     fn add(self, d: Duration) -> Duration {
