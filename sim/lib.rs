@@ -4,4 +4,6 @@
 
 pub mod engine;
 pub mod fleet;
+pub mod orchestrator;
 pub mod scenario;
+pub mod world;

@@ -1,0 +1,203 @@
+//! Kubernetes and node image versions: parsing and ordering.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+/// A Kubernetes version `major.minor.patch` (AKS never uses pre-release suffixes for GA versions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct KubernetesVersion {
+    pub major: u32,
+    pub minor: u32,
+    pub patch: u32,
+}
+
+impl KubernetesVersion {
+    pub const fn new(major: u32, minor: u32, patch: u32) -> KubernetesVersion {
+        KubernetesVersion {
+            major,
+            minor,
+            patch,
+        }
+    }
+
+    /// Parses `1.33.2` (an optional leading `v` is accepted, as `kubectl` prints it).
+    pub fn parse(text: &str) -> Result<KubernetesVersion, String> {
+        let bad = || format!("\"{text}\" is not a Kubernetes version like \"1.33.2\"");
+        let body = text.strip_prefix('v').unwrap_or(text);
+        let parts: Vec<&str> = body.split('.').collect();
+        if parts.len() != 3
+            || parts
+                .iter()
+                .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return Err(bad());
+        }
+        let number = |p: &str| p.parse::<u32>().map_err(|_| bad());
+        Ok(KubernetesVersion::new(
+            number(parts[0])?,
+            number(parts[1])?,
+            number(parts[2])?,
+        ))
+    }
+
+    pub fn minor_version(self) -> MinorVersion {
+        MinorVersion {
+            major: self.major,
+            minor: self.minor,
+        }
+    }
+}
+
+impl fmt::Display for KubernetesVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// A Kubernetes minor version `major.minor`, as `targetKubernetesVersion` of auto-upgrade profiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MinorVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl MinorVersion {
+    pub fn parse(text: &str) -> Result<MinorVersion, String> {
+        let bad = || format!("\"{text}\" is not a Kubernetes minor version like \"1.33\"");
+        let (major, minor) = text.split_once('.').ok_or_else(bad)?;
+        let number = |p: &str| {
+            if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            p.parse::<u32>().map_err(|_| bad())
+        };
+        Ok(MinorVersion {
+            major: number(major)?,
+            minor: number(minor)?,
+        })
+    }
+
+    /// How many minors `self` is behind `other` (0 when equal or ahead). Majors count as 100 minors,
+    /// which is irrelevant in practice (Kubernetes has stayed on major 1).
+    pub fn minors_behind(self, other: MinorVersion) -> u32 {
+        let index = |v: MinorVersion| v.major * 100 + v.minor;
+        index(other).saturating_sub(index(self))
+    }
+}
+
+impl fmt::Display for MinorVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// A node image version `<gallery>-<definition>-<version>` (aks-models.md §2.5), e.g.
+/// `AKSUbuntu-2204gen2containerd-202602.13.5` or `AKSWindows-2022-containerd-20348.3207.250214`.
+///
+/// The *family* is everything before the last `-` (`AKSUbuntu-2204gen2containerd`); versions are only
+/// comparable inside one family, by their dot-separated numeric parts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct NodeImageVersion {
+    text: String,
+    family_len: usize,
+    parts: Vec<u64>,
+}
+
+impl NodeImageVersion {
+    pub fn parse(text: &str) -> Result<NodeImageVersion, String> {
+        let bad = || {
+            format!(
+                "\"{text}\" is not a node image version like \"AKSUbuntu-2204gen2containerd-202602.13.5\" \
+                 (<image family>-<numeric dotted version>)"
+            )
+        };
+        let (family, version) = text.rsplit_once('-').ok_or_else(bad)?;
+        if family.is_empty() || version.is_empty() {
+            return Err(bad());
+        }
+        let parts = version
+            .split('.')
+            .map(|p| {
+                if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+                    Err(bad())
+                } else {
+                    p.parse::<u64>().map_err(|_| bad())
+                }
+            })
+            .collect::<Result<Vec<u64>, String>>()?;
+        Ok(NodeImageVersion {
+            text: text.to_string(),
+            family_len: family.len(),
+            parts,
+        })
+    }
+
+    pub fn family(&self) -> &str {
+        &self.text[..self.family_len]
+    }
+
+    pub fn version(&self) -> &str {
+        &self.text[self.family_len + 1..]
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Compares two versions of the same family; `None` across families.
+    pub fn compare(&self, other: &NodeImageVersion) -> Option<Ordering> {
+        (self.family() == other.family()).then(|| self.parts.cmp(&other.parts))
+    }
+
+    /// True for Windows image families (`AKSWindows-…`).
+    pub fn is_windows(&self) -> bool {
+        self.family().starts_with("AKSWindows")
+    }
+}
+
+impl fmt::Display for NodeImageVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubernetes_versions_order_numerically() {
+        let v = |s| KubernetesVersion::parse(s).unwrap();
+        assert!(v("1.9.0") < v("1.10.0"));
+        assert!(v("1.33.10") > v("1.33.9"));
+        assert_eq!(v("v1.33.2").to_string(), "1.33.2");
+        for bad in ["1.33", "1.33.x", "", "1..2", "1.2.3.4"] {
+            assert!(KubernetesVersion::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            MinorVersion::parse("1.28")
+                .unwrap()
+                .minors_behind(MinorVersion::parse("1.30").unwrap()),
+            2
+        );
+    }
+
+    #[test]
+    fn node_images_compare_within_a_family() {
+        let i = |s| NodeImageVersion::parse(s).unwrap();
+        let a = i("AKSUbuntu-2204gen2containerd-202602.13.5");
+        assert_eq!(a.family(), "AKSUbuntu-2204gen2containerd");
+        assert_eq!(a.version(), "202602.13.5");
+        assert_eq!(
+            a.compare(&i("AKSUbuntu-2204gen2containerd-202602.13.10")),
+            Some(Ordering::Less)
+        );
+        assert_eq!(a.compare(&i("AKSAzureLinux-V3gen2-202602.13.5")), None);
+        let w = i("AKSWindows-2022-containerd-20348.3207.250214");
+        assert_eq!(w.family(), "AKSWindows-2022-containerd");
+        assert!(w.is_windows());
+        for bad in ["AKSUbuntu", "AKSUbuntu-", "-1.2", "AKSUbuntu-2204-abc"] {
+            assert!(NodeImageVersion::parse(bad).is_err(), "{bad}");
+        }
+    }
+}
