@@ -1,0 +1,134 @@
+//! What the orchestrator asks of the world when it examines a candidate member (SEMANTICS §5.4–5.5).
+//!
+//! The orchestrator owns the *order* of the checks and what each answer means for states; the world
+//! owns the *facts* (versions, release availability, maintenance windows). This keeps the decision
+//! loop pure and lets richer world models plug in without reshaping it.
+
+use std::sync::Arc;
+
+use crate::engine::Time;
+use crate::fleet::MemberId;
+pub use crate::fleet::window::WindowClass;
+
+/// Index of an update run in the simulation.
+pub type RunId = u32;
+
+/// An `error.code` and `message` pair, as members and gates show them in status.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Note {
+    pub code: Option<Arc<str>>,
+    pub message: Option<Arc<str>>,
+}
+
+impl Note {
+    pub fn message(message: impl Into<Arc<str>>) -> Note {
+        Note {
+            code: None,
+            message: Some(message.into()),
+        }
+    }
+
+    pub fn error(code: impl Into<Arc<str>>, message: impl Into<Arc<str>>) -> Note {
+        Note {
+            code: Some(code.into()),
+            message: Some(message.into()),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.code.is_none() && self.message.is_none()
+    }
+
+    /// `code: message`, or whichever of the two is present.
+    pub fn text(&self) -> String {
+        match (&self.code, &self.message) {
+            (Some(c), Some(m)) => format!("{c}: {m}"),
+            (Some(c), None) => c.to_string(),
+            (None, Some(m)) => m.to_string(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// Why a member is `Pending` (for statistics and charts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PendingKind {
+    /// SEMANTICS §5.5c: target version not yet released in the member's region.
+    Availability,
+    /// SEMANTICS §5.5d: maintenance window not open.
+    Window,
+}
+
+/// The answer to "may this candidate start now?" (SEMANTICS §5.5).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// a/b: `Skipped`, no slot used.
+    Skip(Note),
+    /// c/d: `Pending`; `recheck_at` is the earliest instant the answer could change (`None`: never by
+    /// itself), so polls before it can be skipped without changing any outcome.
+    Pending {
+        kind: PendingKind,
+        note: Note,
+        recheck_at: Option<Time>,
+    },
+    /// e: `Running`.
+    Start,
+}
+
+/// Facts about members at an instant, for one run. Implementations may cache (hence `&mut self`) but
+/// must answer as pure functions of `(run, member, now)` and the world's state.
+pub trait Facts {
+    /// Does the member have a window of the kind this run consults (SEMANTICS §5.4)?
+    fn has_window(&mut self, run: RunId, member: MemberId) -> bool;
+    /// SEMANTICS §5.4 ordering class of the member at `now`.
+    fn window_class(&mut self, run: RunId, member: MemberId, now: Time) -> WindowClass;
+    /// §5.5a: already at target → the message for `Skipped`.
+    fn already_at_target(&mut self, run: RunId, member: MemberId, now: Time) -> Option<Note>;
+    /// Between a and b: a member the run would reject at validation is `Skipped` when a setting asks
+    /// for that (SEMANTICS §8, minor-version skip).
+    fn validation_skip(&mut self, run: RunId, member: MemberId) -> Option<Note>;
+    /// §5.5b: `Consistent` selection without an image for one of the member's pools.
+    fn missing_consistent_image(&mut self, run: RunId, member: MemberId) -> Option<Note>;
+    /// §5.5c: target not yet released in the member's region → note and when it will be.
+    fn not_available(
+        &mut self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+    ) -> Option<(Note, Option<Time>)>;
+    /// §5.5d: window not open now → note naming the next opening and that opening.
+    fn window_closed(
+        &mut self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+    ) -> Option<(Note, Option<Time>)>;
+}
+
+/// SEMANTICS §5.5: the checks a–e in their normative order.
+pub fn examine(facts: &mut dyn Facts, run: RunId, member: MemberId, now: Time) -> Verdict {
+    if let Some(note) = facts.already_at_target(run, member, now) {
+        return Verdict::Skip(note);
+    }
+    if let Some(note) = facts.validation_skip(run, member) {
+        return Verdict::Skip(note);
+    }
+    if let Some(note) = facts.missing_consistent_image(run, member) {
+        return Verdict::Skip(note);
+    }
+    if let Some((note, recheck_at)) = facts.not_available(run, member, now) {
+        return Verdict::Pending {
+            kind: PendingKind::Availability,
+            note,
+            recheck_at,
+        };
+    }
+    if let Some((note, recheck_at)) = facts.window_closed(run, member, now) {
+        return Verdict::Pending {
+            kind: PendingKind::Window,
+            note,
+            recheck_at,
+        };
+    }
+    Verdict::Start
+}

@@ -1,0 +1,1881 @@
+//! One update run's state and its decision loop (SEMANTICS §5–7, §11).
+//!
+//! Pure: every method takes "now" and returns what should happen (members to start, timers to arm,
+//! gates that opened) as [`Command`]s; the caller owns time, randomness and the world. Display states
+//! (`Running` vs `Pending`, `Stopping`, `Failed`, …) are derived from a few stored facts by
+//! [`UpdateRun::settle`], so they cannot drift from the rules that define them.
+
+use std::collections::BTreeSet;
+
+use crate::engine::rng::{mix64, name_key};
+use crate::engine::{Duration, Time};
+use crate::fleet::MemberId;
+
+use super::facts::{Facts, Note, PendingKind, RunId, Verdict, WindowClass, examine};
+use super::plan::{GroupPlan, RunPlan, StagePlan};
+use super::state::UpdateState;
+use super::strategy::{GateConfig, GateKind, Timing};
+
+/// What happens when a failure threshold is exceeded (SEMANTICS §6, setting `failureScope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureScope {
+    /// The docs' cascade: no new member starts anywhere; the run ends `Failed`.
+    Run,
+    /// Only the tripped group (or stage) stops starting members; siblings go on.
+    Segment,
+}
+
+/// Settings that shape a run's behaviour (SEMANTICS "settings").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunSettings {
+    pub failure_scope: FailureScope,
+    /// SEMANTICS §6 `retryFailedOnRestart`.
+    pub retry_failed_on_restart: bool,
+    /// SEMANTICS §7: a ScheduledStart gate reached exactly at its instant completes then (default).
+    pub scheduled_start_exact_instant_counts: bool,
+    /// SEMANTICS §5 `windowPollInterval`.
+    pub window_poll_interval: Duration,
+}
+
+/// Address of a gate inside a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GateRef {
+    pub stage: u16,
+    pub group: Option<u16>,
+    pub timing: Timing,
+    pub index: u16,
+}
+
+/// Address of a member inside a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Slot {
+    pub stage: u16,
+    pub group: u16,
+    pub index: u32,
+}
+
+/// Timers the run asks the caller to arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Timer {
+    /// A ScheduledStart gate's `absoluteStartTime`.
+    GateDue(GateRef),
+    /// The end of a stage's `afterStageWaitInSeconds`.
+    WaitEnd(u16),
+}
+
+/// What the caller must do after a call into the run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    /// The member goes `Running`: simulate its upgrade and report back with `member_finished`.
+    Start {
+        slot: Slot,
+        member: MemberId,
+    },
+    ArmTimer {
+        at: Time,
+        timer: Timer,
+    },
+    /// A gate became `Pending` (approval policies react to Approval gates).
+    GateOpened {
+        gate: GateRef,
+        approval: bool,
+    },
+}
+
+/// How a member's upgrade ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Completed(Note),
+    Failed(Note),
+}
+
+/// User skip targets, resolved to positions (the API's `SkipProperties`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipTarget {
+    Member(Slot),
+    Group { stage: u16, group: u16 },
+    Stage(u16),
+    AfterStageWait(u16),
+}
+
+/// Anything in a run whose state the timeline reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Entity {
+    Run,
+    Stage(u16),
+    Group(u16, u16),
+    Member(Slot),
+    Gate(GateRef),
+    Wait(u16),
+}
+
+impl Entity {
+    /// Tree order: run, then per stage: stage, its before gates, its groups (group, before gates,
+    /// members, after gates), its after gates, its wait.
+    pub fn order_key(&self) -> (u32, u32, u32, u32, u32) {
+        let timing_rank = |t: Timing| if t == Timing::Before { 1 } else { 3 };
+        match *self {
+            Entity::Run => (0, 0, 0, 0, 0),
+            Entity::Stage(s) => (u32::from(s) + 1, 0, 0, 0, 0),
+            Entity::Group(s, g) => (u32::from(s) + 1, 2, u32::from(g), 0, 0),
+            Entity::Member(slot) => (
+                u32::from(slot.stage) + 1,
+                2,
+                u32::from(slot.group),
+                2,
+                slot.index,
+            ),
+            Entity::Gate(r) => match r.group {
+                None => (
+                    u32::from(r.stage) + 1,
+                    timing_rank(r.timing),
+                    0,
+                    0,
+                    u32::from(r.index),
+                ),
+                Some(g) => (
+                    u32::from(r.stage) + 1,
+                    2,
+                    u32::from(g),
+                    timing_rank(r.timing),
+                    u32::from(r.index),
+                ),
+            },
+            Entity::Wait(s) => (u32::from(s) + 1, 4, 0, 0, 0),
+        }
+    }
+}
+
+/// One state change between the end states of two instants (SEMANTICS §11 "Timeline rows").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transition {
+    pub entity: Entity,
+    pub from: UpdateState,
+    pub to: UpdateState,
+    pub note: Note,
+}
+
+/// Lifecycle position of a stage or group; display states are derived from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    NotReached,
+    BeforeGates,
+    Active,
+    /// Groups: after gates open. Stages: after gates and wait running.
+    After,
+    Done,
+}
+
+/// A gate as the run tracks it (`UpdateRunGateStatus` plus timing).
+#[derive(Clone, Debug)]
+pub struct GateRt {
+    pub config: GateConfig,
+    pub state: UpdateState,
+    pub gate_id: Option<String>,
+    pub start_time: Option<Time>,
+    pub completed_time: Option<Time>,
+    /// ScheduledStart: the `absoluteStartTime` computed when reached.
+    pub due: Option<Time>,
+    pub note: Note,
+    mark: u64,
+}
+
+/// `afterStageWaitStatus`.
+#[derive(Clone, Debug)]
+pub struct WaitRt {
+    pub duration: Duration,
+    pub state: UpdateState,
+    pub start_time: Option<Time>,
+    pub completed_time: Option<Time>,
+    pub note: Note,
+    mark: u64,
+}
+
+/// A member of the run (`MemberUpdateStatus`).
+#[derive(Clone, Debug)]
+pub struct MemberRt {
+    pub id: MemberId,
+    pub state: UpdateState,
+    /// Start and end of the latest attempt (SEMANTICS §11 "Status times").
+    pub start_time: Option<Time>,
+    pub end_time: Option<Time>,
+    pub note: Note,
+    pub pending_kind: Option<PendingKind>,
+    pub attempts: u32,
+    pending_since: Time,
+    recheck_at: Option<Time>,
+    last_examined: Option<Time>,
+    mark: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct GroupRt {
+    pub name: String,
+    pub max_concurrency: u32,
+    pub max_allowed_failures: u32,
+    pub failure_count: u32,
+    pub state: UpdateState,
+    pub start_time: Option<Time>,
+    pub completed_time: Option<Time>,
+    pub note: Note,
+    pub members: Vec<MemberRt>,
+    pub before_gates: Vec<GateRt>,
+    pub after_gates: Vec<GateRt>,
+    /// Observed peak of members `Running` at once.
+    pub peak_running: u32,
+    pub running: u32,
+    phase: Phase,
+    done_state: UpdateState,
+    tripped: bool,
+    user_skipped: bool,
+    terminal: u32,
+    has_windows: bool,
+    /// First index that may still be `NotStarted` (members only leave that state, except on a retry).
+    cursor: usize,
+    /// Indices of `Pending` members, in name order.
+    pending: BTreeSet<u32>,
+    /// Poll scan position for the current instant: (instant, next index).
+    pending_scan: Option<(Time, u32)>,
+    /// Candidates of this instant by (window class, name) for groups with windows.
+    agenda: Vec<(WindowClass, u32)>,
+    agenda_pos: usize,
+    agenda_key: Option<(Time, u64)>,
+    mark: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct StageRt {
+    pub name: String,
+    pub max_concurrency: u32,
+    pub max_allowed_failures: u32,
+    pub failure_count: u32,
+    pub state: UpdateState,
+    pub start_time: Option<Time>,
+    pub completed_time: Option<Time>,
+    pub note: Note,
+    pub groups: Vec<GroupRt>,
+    pub before_gates: Vec<GateRt>,
+    pub after_gates: Vec<GateRt>,
+    /// `None` when `afterStageWaitInSeconds` is 0: "no wait at all" (SEMANTICS §11).
+    pub wait: Option<WaitRt>,
+    pub peak_running: u32,
+    pub running: u32,
+    phase: Phase,
+    done_state: UpdateState,
+    tripped: bool,
+    user_skipped: bool,
+    mark: u64,
+}
+
+/// Time spent waiting, for `summary.json` (PRODUCT.md "hours spent Pending by reason").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Member-seconds in `Pending` because the release had not reached the region.
+    pub pending_availability_seconds: i64,
+    /// Member-seconds in `Pending` because the maintenance window was closed.
+    pub pending_window_seconds: i64,
+    /// Gate-seconds in `Pending`.
+    pub gate_pending_seconds: i64,
+    /// Seconds of after-stage waits that ran.
+    pub wait_seconds: i64,
+    pub peak_running: u32,
+}
+
+/// One update run: plan, runtime state and the decision loop.
+#[derive(Clone, Debug)]
+pub struct UpdateRun {
+    pub id: RunId,
+    pub name: String,
+    pub stages: Vec<StageRt>,
+    pub not_selected: Vec<MemberId>,
+    pub state: UpdateState,
+    pub start_time: Option<Time>,
+    pub completed_time: Option<Time>,
+    pub failure_count: u32,
+    pub note: Note,
+    pub stats: RunStats,
+    pub running: u32,
+    /// First start: polls are anchored here and stay on this grid across stop and restart (§11).
+    pub poll_anchor: Option<Time>,
+    settings: RunSettings,
+    started: bool,
+    user_stop: bool,
+    failure_halt: bool,
+    current: usize,
+    min_recheck: Option<Time>,
+    generation: u64,
+    record: bool,
+    journal: Vec<(Entity, UpdateState)>,
+    epoch: u64,
+    run_mark: u64,
+}
+
+/// Checks that must hold at every instant; cheap enough to run in tests and debug builds.
+macro_rules! invariant {
+    ($cond:expr, $($arg:tt)+) => {
+        debug_assert!($cond, $($arg)+)
+    };
+}
+
+impl UpdateRun {
+    /// Creates the run in `NotStarted`. `record` keeps the timeline journal (reports need it; sweeps
+    /// that only want metrics turn it off).
+    pub fn new(
+        id: RunId,
+        name: &str,
+        plan: RunPlan,
+        settings: RunSettings,
+        facts: &mut dyn Facts,
+        record: bool,
+    ) -> UpdateRun {
+        let run_key = name_key(name);
+        let stages = plan
+            .stages
+            .into_iter()
+            .enumerate()
+            .map(|(s, stage)| build_stage(id, run_key, s as u16, stage, facts))
+            .collect();
+        UpdateRun {
+            id,
+            name: name.to_string(),
+            stages,
+            not_selected: plan.not_selected,
+            state: UpdateState::NotStarted,
+            start_time: None,
+            completed_time: None,
+            failure_count: 0,
+            note: Note::default(),
+            stats: RunStats::default(),
+            running: 0,
+            poll_anchor: None,
+            settings,
+            started: false,
+            user_stop: false,
+            failure_halt: false,
+            current: 0,
+            min_recheck: None,
+            generation: 0,
+            record,
+            journal: Vec::new(),
+            epoch: 1,
+            run_mark: 0,
+        }
+    }
+
+    pub fn settings(&self) -> &RunSettings {
+        &self.settings
+    }
+
+    pub fn member(&self, slot: Slot) -> &MemberRt {
+        &self.stages[slot.stage as usize].groups[slot.group as usize].members[slot.index as usize]
+    }
+
+    pub fn gate(&self, r: GateRef) -> &GateRt {
+        let stage = &self.stages[r.stage as usize];
+        let list = match (r.group, r.timing) {
+            (None, Timing::Before) => &stage.before_gates,
+            (None, Timing::After) => &stage.after_gates,
+            (Some(g), Timing::Before) => &stage.groups[g as usize].before_gates,
+            (Some(g), Timing::After) => &stage.groups[g as usize].after_gates,
+        };
+        &list[r.index as usize]
+    }
+
+    fn gate_mut(&mut self, r: GateRef) -> &mut GateRt {
+        let stage = &mut self.stages[r.stage as usize];
+        let list = match (r.group, r.timing) {
+            (None, Timing::Before) => &mut stage.before_gates,
+            (None, Timing::After) => &mut stage.after_gates,
+            (Some(g), Timing::Before) => &mut stage.groups[g as usize].before_gates,
+            (Some(g), Timing::After) => &mut stage.groups[g as usize].after_gates,
+        };
+        &mut list[r.index as usize]
+    }
+
+    /// Every gate of the run with its address, in tree order.
+    pub fn gate_refs(&self) -> Vec<GateRef> {
+        let mut refs = Vec::new();
+        for (s, stage) in self.stages.iter().enumerate() {
+            let s = s as u16;
+            let push = |refs: &mut Vec<GateRef>, group, timing, n: usize| {
+                refs.extend((0..n).map(|i| GateRef {
+                    stage: s,
+                    group,
+                    timing,
+                    index: i as u16,
+                }));
+            };
+            push(&mut refs, None, Timing::Before, stage.before_gates.len());
+            for (g, group) in stage.groups.iter().enumerate() {
+                push(
+                    &mut refs,
+                    Some(g as u16),
+                    Timing::Before,
+                    group.before_gates.len(),
+                );
+                push(
+                    &mut refs,
+                    Some(g as u16),
+                    Timing::After,
+                    group.after_gates.len(),
+                );
+            }
+            push(&mut refs, None, Timing::After, stage.after_gates.len());
+        }
+        refs
+    }
+
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
+    /// No new member can start and nothing new is reached (SEMANTICS §11 "Halts").
+    pub fn is_blocked(&self) -> bool {
+        !self.started || self.user_stop || self.failure_halt || self.current_stage_failed()
+    }
+
+    /// Completed or Skipped: nothing will ever change again.
+    pub fn is_final(&self) -> bool {
+        matches!(self.state, UpdateState::Completed | UpdateState::Skipped)
+    }
+
+    // ----- user actions (SEMANTICS §7, §11 "Restart") -----------------------------------------
+
+    /// `start`: accepted on `NotStarted`, `Stopped` and `Failed`.
+    pub fn start(&mut self, now: Time) -> Result<(), String> {
+        match self.state {
+            UpdateState::NotStarted => {
+                self.started = true;
+                self.start_time = Some(now);
+                self.poll_anchor = Some(now);
+            }
+            UpdateState::Stopped | UpdateState::Failed => self.restart(now),
+            other => {
+                return Err(format!(
+                    "start is accepted on NotStarted, Stopped and Failed runs; run \"{}\" is {other}",
+                    self.name
+                ));
+            }
+        }
+        self.note = Note::default();
+        self.generation += 1;
+        self.settle(now);
+        Ok(())
+    }
+
+    /// Restart clears the halt and every trip but keeps the counts (SEMANTICS §11 "Restart").
+    fn restart(&mut self, now: Time) {
+        self.user_stop = false;
+        self.failure_halt = false;
+        let retry = self.settings.retry_failed_on_restart;
+        for s in 0..self.stages.len() {
+            self.stages[s].tripped = false;
+            for g in 0..self.stages[s].groups.len() {
+                self.stages[s].groups[g].tripped = false;
+                if retry && self.stages[s].groups[g].phase != Phase::Done {
+                    self.retry_failed_members(s, g, now);
+                }
+            }
+        }
+    }
+
+    /// `retryFailedOnRestart`: failed members of unfinished groups go back to `NotStarted`; their
+    /// failures leave the counts, so `failureCount` keeps meaning "members that failed".
+    fn retry_failed_members(&mut self, s: usize, g: usize, now: Time) {
+        for i in 0..self.stages[s].groups[g].members.len() {
+            if self.stages[s].groups[g].members[i].state != UpdateState::Failed {
+                continue;
+            }
+            let slot = Slot {
+                stage: s as u16,
+                group: g as u16,
+                index: i as u32,
+            };
+            self.set_member_state(
+                slot,
+                UpdateState::NotStarted,
+                Note::message("retried after restart"),
+                now,
+            );
+            let group = &mut self.stages[s].groups[g];
+            group.terminal -= 1;
+            group.failure_count -= 1;
+            group.cursor = group.cursor.min(i);
+            self.stages[s].failure_count -= 1;
+            self.failure_count -= 1;
+        }
+    }
+
+    /// `stop`: accepted on `Running` and `Pending`; in-flight members finish (SEMANTICS §7).
+    pub fn stop(&mut self, now: Time) -> Result<(), String> {
+        if !matches!(self.state, UpdateState::Running | UpdateState::Pending) {
+            return Err(format!(
+                "stop is accepted on Running and Pending runs; run \"{}\" is {}",
+                self.name, self.state
+            ));
+        }
+        self.user_stop = true;
+        self.note = Note::message("stopped by user");
+        self.generation += 1;
+        self.settle(now);
+        Ok(())
+    }
+
+    /// `approve` a gate: completes it if it is `Pending` (no pre-approval, SEMANTICS §11). Returns
+    /// whether anything changed.
+    pub fn approve(&mut self, gate: GateRef, now: Time, note: Note) -> bool {
+        if self.gate(gate).state != UpdateState::Pending {
+            return false;
+        }
+        self.complete_gate(gate, now, note);
+        self.generation += 1;
+        self.settle(now);
+        true
+    }
+
+    /// `skip` (SEMANTICS §7, §11 "User skips").
+    pub fn skip(&mut self, target: SkipTarget, now: Time) -> Result<(), String> {
+        let result = match target {
+            SkipTarget::Member(slot) => self.skip_member(slot, now),
+            SkipTarget::Group { stage, group } => {
+                self.skip_group(stage as usize, group as usize, now)
+            }
+            SkipTarget::Stage(stage) => self.skip_stage(stage as usize, now),
+            SkipTarget::AfterStageWait(stage) => self.skip_wait(stage as usize, now),
+        };
+        self.generation += 1;
+        self.settle(now);
+        result
+    }
+
+    fn skip_member(&mut self, slot: Slot, now: Time) -> Result<(), String> {
+        let member = self.member(slot);
+        if !matches!(member.state, UpdateState::NotStarted | UpdateState::Pending) {
+            return Err(format!(
+                "member is {}; only NotStarted and Pending members can be skipped",
+                member.state
+            ));
+        }
+        self.mark_member_skipped(slot, Note::message("skipped by user"), now);
+        Ok(())
+    }
+
+    fn skip_group(&mut self, s: usize, g: usize, now: Time) -> Result<(), String> {
+        let group = &self.stages[s].groups[g];
+        if group.phase == Phase::Done {
+            return Err(format!(
+                "group \"{}\" is already {}",
+                group.name, group.state
+            ));
+        }
+        self.skip_group_contents(s, g, now, "skipped by user");
+        Ok(())
+    }
+
+    /// Marks a group skipped: its waiting members and gates are `Skipped`; running members finish.
+    fn skip_group_contents(&mut self, s: usize, g: usize, now: Time, why: &str) {
+        {
+            let group = &mut self.stages[s].groups[g];
+            group.user_skipped = true;
+            group.phase = Phase::Done;
+            group.done_state = UpdateState::Skipped;
+            group.note = Note::message(why);
+        }
+        for i in 0..self.stages[s].groups[g].members.len() {
+            let slot = Slot {
+                stage: s as u16,
+                group: g as u16,
+                index: i as u32,
+            };
+            if matches!(
+                self.member(slot).state,
+                UpdateState::NotStarted | UpdateState::Pending
+            ) {
+                self.mark_member_skipped(slot, Note::message(why), now);
+            }
+        }
+        for timing in [Timing::Before, Timing::After] {
+            let count = match timing {
+                Timing::Before => self.stages[s].groups[g].before_gates.len(),
+                Timing::After => self.stages[s].groups[g].after_gates.len(),
+            };
+            for index in 0..count {
+                self.skip_gate(
+                    GateRef {
+                        stage: s as u16,
+                        group: Some(g as u16),
+                        timing,
+                        index: index as u16,
+                    },
+                    now,
+                    why,
+                );
+            }
+        }
+        let state = self.group_display(s, g);
+        self.set_group_state(s, g, state, now);
+    }
+
+    fn skip_stage(&mut self, s: usize, now: Time) -> Result<(), String> {
+        let stage = &self.stages[s];
+        if stage.phase == Phase::Done {
+            return Err(format!(
+                "stage \"{}\" is already {}",
+                stage.name, stage.state
+            ));
+        }
+        self.skip_stage_contents(s, now, "skipped by user");
+        self.stages[s].user_skipped = true;
+        Ok(())
+    }
+
+    /// Marks a stage skipped with its groups, gates and wait (SEMANTICS §7, §11 "Empty and all-skipped").
+    fn skip_stage_contents(&mut self, s: usize, now: Time, why: &str) {
+        for g in 0..self.stages[s].groups.len() {
+            if self.stages[s].groups[g].phase != Phase::Done {
+                self.skip_group_contents(s, g, now, why);
+            }
+        }
+        let gates: Vec<GateRef> = self
+            .gate_refs()
+            .into_iter()
+            .filter(|r| r.stage == s as u16 && r.group.is_none())
+            .collect();
+        for r in gates {
+            self.skip_gate(r, now, why);
+        }
+        self.skip_wait_entity(s, now, why);
+        let stage = &mut self.stages[s];
+        stage.phase = Phase::Done;
+        stage.done_state = UpdateState::Skipped;
+        stage.note = Note::message(why);
+        self.set_stage_state(s, UpdateState::Skipped, now);
+    }
+
+    fn skip_wait(&mut self, s: usize, now: Time) -> Result<(), String> {
+        match &self.stages[s].wait {
+            None => Err(format!(
+                "stage \"{}\" has no after-stage wait",
+                self.stages[s].name
+            )),
+            Some(w) if !matches!(w.state, UpdateState::NotStarted | UpdateState::Running) => {
+                Err(format!(
+                    "the after-stage wait of stage \"{}\" is already {}",
+                    self.stages[s].name, w.state
+                ))
+            }
+            Some(_) => {
+                self.skip_wait_entity(s, now, "skipped by user");
+                Ok(())
+            }
+        }
+    }
+
+    fn skip_wait_entity(&mut self, s: usize, now: Time, why: &str) {
+        let Some(wait) = &self.stages[s].wait else {
+            return;
+        };
+        if !matches!(wait.state, UpdateState::NotStarted | UpdateState::Running) {
+            return;
+        }
+        if wait.state == UpdateState::Running {
+            self.stats.wait_seconds += (now - wait.start_time.unwrap_or(now)).as_seconds();
+        }
+        self.set_wait_state(s, UpdateState::Skipped, Note::message(why), now);
+    }
+
+    fn skip_gate(&mut self, r: GateRef, now: Time, why: &str) {
+        let state = self.gate(r).state;
+        if matches!(state, UpdateState::NotStarted | UpdateState::Pending) {
+            self.set_gate_state(r, UpdateState::Skipped, Note::message(why), now);
+        }
+    }
+
+    // ----- world reports ------------------------------------------------------------------------
+
+    /// A member's upgrade ended. Failures roll up and may trip thresholds (SEMANTICS §6, §11 "Trips").
+    pub fn member_finished(&mut self, slot: Slot, outcome: Outcome, now: Time) {
+        invariant!(
+            self.member(slot).state == UpdateState::Running,
+            "only running members finish"
+        );
+        let (s, g) = (slot.stage as usize, slot.group as usize);
+        let failed = matches!(outcome, Outcome::Failed(_));
+        let (state, note) = match outcome {
+            Outcome::Completed(note) => (UpdateState::Completed, note),
+            Outcome::Failed(note) => (UpdateState::Failed, note),
+        };
+        self.set_member_state(slot, state, note, now);
+        self.stages[s].groups[g].members[slot.index as usize].end_time = Some(now);
+        let group = &mut self.stages[s].groups[g];
+        group.running -= 1;
+        group.terminal += 1;
+        self.stages[s].running -= 1;
+        self.running -= 1;
+        if failed {
+            self.count_failure(s, g);
+        }
+        self.generation += 1;
+        self.settle(now);
+    }
+
+    fn count_failure(&mut self, s: usize, g: usize) {
+        self.failure_count += 1;
+        let scope = self.settings.failure_scope;
+        let stage = &mut self.stages[s];
+        stage.failure_count += 1;
+        let group = &mut stage.groups[g];
+        group.failure_count += 1;
+        if !group.user_skipped && !group.tripped && group.failure_count > group.max_allowed_failures
+        {
+            group.tripped = true;
+            group.note = Note::message(format!(
+                "failureCount {} exceeds maxAllowedFailures {}",
+                group.failure_count, group.max_allowed_failures
+            ));
+            if scope == FailureScope::Run {
+                self.failure_halt = true;
+            }
+        }
+        if !stage.user_skipped && !stage.tripped && stage.failure_count > stage.max_allowed_failures
+        {
+            stage.tripped = true;
+            stage.note = Note::message(format!(
+                "failureCount {} exceeds maxAllowedFailures {}",
+                stage.failure_count, stage.max_allowed_failures
+            ));
+            if scope == FailureScope::Run {
+                self.failure_halt = true;
+            }
+        }
+    }
+
+    /// A timer armed by a [`Command::ArmTimer`] fired. Stale timers (gate approved or skipped
+    /// meanwhile) do nothing.
+    pub fn timer_fired(&mut self, timer: Timer, now: Time) {
+        match timer {
+            Timer::GateDue(r) => {
+                if self.gate(r).state == UpdateState::Pending {
+                    self.complete_gate(
+                        r,
+                        now,
+                        Note::message(format!("scheduled start time {now} reached")),
+                    );
+                }
+            }
+            Timer::WaitEnd(s) => {
+                let s = s as usize;
+                if let Some(wait) = &self.stages[s].wait
+                    && wait.state == UpdateState::Running
+                {
+                    self.stats.wait_seconds += wait.duration.as_seconds();
+                    self.set_wait_state(s, UpdateState::Completed, Note::default(), now);
+                }
+            }
+        }
+        self.generation += 1;
+        self.settle(now);
+    }
+
+    // ----- the decision loop (SEMANTICS §5) -----------------------------------------------------
+
+    /// Reaches stages and groups, opens gates and starts members until nothing changes.
+    /// `now` is a poll instant when it lies on the poll grid (SEMANTICS §11 "Polls").
+    pub fn advance(&mut self, now: Time, facts: &mut dyn Facts, out: &mut Vec<Command>) {
+        if !self.started {
+            return;
+        }
+        let poll = self.is_poll_instant(now);
+        // Bounded: every iteration either reaches/opens/completes something or starts a member.
+        for _ in 0..1_000_000 {
+            let progressed = self.progress(now, out);
+            let started = self.schedule_members(now, poll, facts, out);
+            if !progressed && !started {
+                break;
+            }
+        }
+        if poll {
+            self.recompute_min_recheck();
+        }
+        self.settle(now);
+    }
+
+    fn is_poll_instant(&self, now: Time) -> bool {
+        let interval = self.settings.window_poll_interval.as_seconds();
+        match self.poll_anchor {
+            Some(anchor) if interval > 0 && now >= anchor => {
+                (now - anchor).as_seconds() % interval == 0
+            }
+            _ => false,
+        }
+    }
+
+    /// The next poll instant worth having: the first grid point at or after the earliest moment a
+    /// `Pending` member's answer could change, and after `now`. `None` when no poll is needed.
+    pub fn next_poll_after(&self, now: Time) -> Option<Time> {
+        if self.is_blocked() {
+            return None;
+        }
+        let anchor = self.poll_anchor?;
+        let interval = self.settings.window_poll_interval.as_seconds();
+        let wanted = self.min_recheck?.max(now + Duration(1));
+        let steps = (wanted - anchor).as_seconds().max(0);
+        Some(anchor + Duration((steps + interval - 1) / interval * interval))
+    }
+
+    fn recompute_min_recheck(&mut self) {
+        let mut min: Option<Time> = None;
+        if let Some(stage) = self.stages.get(self.current) {
+            for group in &stage.groups {
+                for &i in &group.pending {
+                    if let Some(t) = group.members[i as usize].recheck_at {
+                        min = Some(min.map_or(t, |m| m.min(t)));
+                    }
+                }
+            }
+        }
+        self.min_recheck = min;
+    }
+
+    /// Reaching, gates and completions (SEMANTICS §5.1–5.8, §11 "Reaching", "Empty and all-skipped").
+    /// Returns whether anything changed.
+    fn progress(&mut self, now: Time, out: &mut Vec<Command>) -> bool {
+        let mut changed = false;
+        while self.current < self.stages.len() {
+            let s = self.current;
+            let blocked = self.is_blocked();
+            let step = match self.stages[s].phase {
+                Phase::NotReached => !blocked && self.reach_stage(s, now, out),
+                Phase::BeforeGates => !blocked && self.finish_before_gates(s),
+                Phase::Active => {
+                    let groups_changed = self.progress_groups(s, now, blocked, out);
+                    changed |= groups_changed;
+                    !blocked && self.enter_after_phase(s, now, out)
+                }
+                Phase::After => self.finish_stage(s, now),
+                Phase::Done => {
+                    // The next stage waits for running members of a skipped stage (§11 "Reaching").
+                    if self.stages[s].running == 0 {
+                        self.current += 1;
+                        self.min_recheck = None;
+                        true
+                    } else {
+                        false
+                    }
+                }
+            };
+            if !step {
+                break;
+            }
+            changed = true;
+            self.settle(now);
+        }
+        changed
+    }
+
+    fn reach_stage(&mut self, s: usize, now: Time, out: &mut Vec<Command>) -> bool {
+        self.stages[s].start_time = Some(now);
+        let stage = &self.stages[s];
+        let nothing_to_do = stage.groups.iter().all(|g| {
+            g.phase == Phase::Done || g.members.iter().all(|m| m.state == UpdateState::Skipped)
+        });
+        if nothing_to_do {
+            let why = if stage.groups.iter().all(|g| g.members.is_empty()) {
+                "stage has no members"
+            } else {
+                "every member of the stage is skipped"
+            };
+            self.skip_stage_contents(s, now, why);
+            return true;
+        }
+        let count = self.stages[s].before_gates.len();
+        for index in 0..count {
+            self.open_gate(
+                GateRef {
+                    stage: s as u16,
+                    group: None,
+                    timing: Timing::Before,
+                    index: index as u16,
+                },
+                now,
+                out,
+            );
+        }
+        self.stages[s].phase = Phase::BeforeGates;
+        self.finish_before_gates(s);
+        true
+    }
+
+    fn finish_before_gates(&mut self, s: usize) -> bool {
+        let stage = &mut self.stages[s];
+        if stage
+            .before_gates
+            .iter()
+            .all(|g| g.state == UpdateState::Completed)
+        {
+            stage.phase = Phase::Active;
+            return true;
+        }
+        false
+    }
+
+    fn progress_groups(
+        &mut self,
+        s: usize,
+        now: Time,
+        blocked: bool,
+        out: &mut Vec<Command>,
+    ) -> bool {
+        let mut changed = false;
+        for g in 0..self.stages[s].groups.len() {
+            changed |= self.progress_group(s, g, now, blocked, out);
+        }
+        changed
+    }
+
+    fn progress_group(
+        &mut self,
+        s: usize,
+        g: usize,
+        now: Time,
+        blocked: bool,
+        out: &mut Vec<Command>,
+    ) -> bool {
+        let group = &self.stages[s].groups[g];
+        match group.phase {
+            Phase::NotReached if !blocked => {
+                self.stages[s].groups[g].start_time = Some(now);
+                let group = &self.stages[s].groups[g];
+                if group
+                    .members
+                    .iter()
+                    .all(|m| m.state == UpdateState::Skipped)
+                {
+                    let why = if group.members.is_empty() {
+                        "group has no members"
+                    } else {
+                        "every member of the group is skipped"
+                    };
+                    self.skip_group_contents(s, g, now, why);
+                    self.stages[s].groups[g].user_skipped = false;
+                    return true;
+                }
+                for index in 0..group.before_gates.len() {
+                    self.open_gate(
+                        GateRef {
+                            stage: s as u16,
+                            group: Some(g as u16),
+                            timing: Timing::Before,
+                            index: index as u16,
+                        },
+                        now,
+                        out,
+                    );
+                }
+                self.stages[s].groups[g].phase = Phase::BeforeGates;
+                self.progress_group(s, g, now, blocked, out);
+                true
+            }
+            Phase::BeforeGates if !blocked => {
+                if group
+                    .before_gates
+                    .iter()
+                    .all(|gate| gate.state == UpdateState::Completed)
+                {
+                    self.stages[s].groups[g].phase = Phase::Active;
+                    return true;
+                }
+                false
+            }
+            Phase::Active if group.terminal as usize == group.members.len() && !group.tripped => {
+                if group
+                    .members
+                    .iter()
+                    .all(|m| m.state == UpdateState::Skipped)
+                {
+                    // §11: a group whose members all end Skipped is Skipped; its afterGates never open.
+                    self.skip_group_contents(s, g, now, "every member of the group is skipped");
+                    self.stages[s].groups[g].user_skipped = false;
+                    return true;
+                }
+                if blocked {
+                    return false;
+                }
+                for index in 0..group.after_gates.len() {
+                    self.open_gate(
+                        GateRef {
+                            stage: s as u16,
+                            group: Some(g as u16),
+                            timing: Timing::After,
+                            index: index as u16,
+                        },
+                        now,
+                        out,
+                    );
+                }
+                self.stages[s].groups[g].phase = Phase::After;
+                self.progress_group(s, g, now, blocked, out);
+                true
+            }
+            Phase::After => {
+                if group
+                    .after_gates
+                    .iter()
+                    .all(|gate| gate.state == UpdateState::Completed)
+                {
+                    let group = &mut self.stages[s].groups[g];
+                    group.phase = Phase::Done;
+                    group.done_state = UpdateState::Completed;
+                    return true;
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// §5.7: when every group is done (and nothing of the stage runs), the stage's after gates and
+    /// wait start together; a stage whose groups were all skipped is `Skipped`.
+    fn enter_after_phase(&mut self, s: usize, now: Time, out: &mut Vec<Command>) -> bool {
+        let stage = &self.stages[s];
+        if stage.running > 0 || !stage.groups.iter().all(|g| g.phase == Phase::Done) {
+            return false;
+        }
+        if stage
+            .groups
+            .iter()
+            .all(|g| g.done_state == UpdateState::Skipped)
+        {
+            self.skip_stage_contents(s, now, "every group of the stage is skipped");
+            return true;
+        }
+        for index in 0..stage.after_gates.len() {
+            self.open_gate(
+                GateRef {
+                    stage: s as u16,
+                    group: None,
+                    timing: Timing::After,
+                    index: index as u16,
+                },
+                now,
+                out,
+            );
+        }
+        if let Some(wait) = &self.stages[s].wait {
+            let at = now + wait.duration;
+            self.set_wait_state(s, UpdateState::Running, Note::default(), now);
+            out.push(Command::ArmTimer {
+                at,
+                timer: Timer::WaitEnd(s as u16),
+            });
+        }
+        self.stages[s].phase = Phase::After;
+        self.finish_stage(s, now);
+        true
+    }
+
+    fn finish_stage(&mut self, s: usize, _now: Time) -> bool {
+        let stage = &mut self.stages[s];
+        let gates_done = stage
+            .after_gates
+            .iter()
+            .all(|g| g.state == UpdateState::Completed);
+        let wait_done = stage
+            .wait
+            .as_ref()
+            .is_none_or(|w| matches!(w.state, UpdateState::Completed | UpdateState::Skipped));
+        if gates_done && wait_done {
+            stage.phase = Phase::Done;
+            stage.done_state = UpdateState::Completed;
+            return true;
+        }
+        false
+    }
+
+    fn open_gate(&mut self, r: GateRef, now: Time, out: &mut Vec<Command>) {
+        let exact = self.settings.scheduled_start_exact_instant_counts;
+        let gate = self.gate_mut(r);
+        if gate.state != UpdateState::NotStarted {
+            return;
+        }
+        gate.start_time = Some(now);
+        let kind = gate.config.kind;
+        self.set_gate_state(r, UpdateState::Pending, Note::default(), now);
+        match kind {
+            GateKind::Approval => out.push(Command::GateOpened {
+                gate: r,
+                approval: true,
+            }),
+            GateKind::ScheduledStart(config) => {
+                let due = config.next_occurrence(now, exact);
+                self.gate_mut(r).due = Some(due);
+                if due <= now {
+                    self.complete_gate(
+                        r,
+                        now,
+                        Note::message(format!("scheduled start time {due} reached")),
+                    );
+                } else {
+                    let message = format!("waiting for the scheduled start at {due}");
+                    self.gate_mut(r).note = Note::message(message);
+                    out.push(Command::ArmTimer {
+                        at: due,
+                        timer: Timer::GateDue(r),
+                    });
+                    out.push(Command::GateOpened {
+                        gate: r,
+                        approval: false,
+                    });
+                }
+            }
+        }
+    }
+
+    fn complete_gate(&mut self, r: GateRef, now: Time, note: Note) {
+        let opened = self.gate(r).start_time.unwrap_or(now);
+        self.stats.gate_pending_seconds += (now - opened).as_seconds();
+        self.set_gate_state(r, UpdateState::Completed, note, now);
+    }
+
+    /// §5.3 and §11 "Round-robin": passes over the groups in array order, one start per turn, the
+    /// stage cap checked before each turn; a pass with no start ends scheduling.
+    fn schedule_members(
+        &mut self,
+        now: Time,
+        poll: bool,
+        facts: &mut dyn Facts,
+        out: &mut Vec<Command>,
+    ) -> bool {
+        let s = self.current;
+        if s >= self.stages.len() || self.is_blocked() {
+            return false;
+        }
+        if self.stages[s].phase != Phase::Active || self.stages[s].tripped {
+            return false;
+        }
+        let mut any = false;
+        loop {
+            let mut started_in_pass = false;
+            for g in 0..self.stages[s].groups.len() {
+                let stage = &self.stages[s];
+                if stage.running >= stage.max_concurrency {
+                    break;
+                }
+                let group = &stage.groups[g];
+                if group.phase != Phase::Active
+                    || group.tripped
+                    || group.running >= group.max_concurrency
+                {
+                    continue;
+                }
+                if self.turn(s, g, now, poll, facts, out) {
+                    started_in_pass = true;
+                }
+            }
+            if !started_in_pass {
+                return any;
+            }
+            any = true;
+        }
+    }
+
+    /// One group's turn: examine candidates in order until one starts (§11 "Examination is lazy").
+    fn turn(
+        &mut self,
+        s: usize,
+        g: usize,
+        now: Time,
+        poll: bool,
+        facts: &mut dyn Facts,
+        out: &mut Vec<Command>,
+    ) -> bool {
+        while let Some(i) = self.next_candidate(s, g, now, poll, facts) {
+            let slot = Slot {
+                stage: s as u16,
+                group: g as u16,
+                index: i,
+            };
+            let member_id = self.member(slot).id;
+            self.stages[s].groups[g].members[i as usize].last_examined = Some(now);
+            match examine(facts, self.id, member_id, now) {
+                Verdict::Skip(note) => self.mark_member_skipped(slot, note, now),
+                Verdict::Pending {
+                    kind,
+                    note,
+                    recheck_at,
+                } => self.mark_member_pending(slot, kind, note, recheck_at, now),
+                Verdict::Start => {
+                    self.mark_member_running(slot, now);
+                    out.push(Command::Start {
+                        slot,
+                        member: member_id,
+                    });
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The first eligible candidate by (window class, name) (SEMANTICS §5.4). `NotStarted` members are
+    /// always eligible; `Pending` ones only at a poll, once per instant (§11 "Polls").
+    fn next_candidate(
+        &mut self,
+        s: usize,
+        g: usize,
+        now: Time,
+        poll: bool,
+        facts: &mut dyn Facts,
+    ) -> Option<u32> {
+        let generation = self.generation;
+        let run = self.id;
+        let group = &mut self.stages[s].groups[g];
+        if group.has_windows {
+            return next_by_window_class(run, group, now, poll, generation, facts);
+        }
+        while group.cursor < group.members.len()
+            && group.members[group.cursor].state != UpdateState::NotStarted
+        {
+            group.cursor += 1;
+        }
+        let not_started = (group.cursor < group.members.len()).then_some(group.cursor as u32);
+        let pending = if poll {
+            next_pending_at_poll(group, now)
+        } else {
+            None
+        };
+        match (not_started, pending) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    // ----- state setters: journal, times and statistics ----------------------------------------
+
+    fn mark_member_running(&mut self, slot: Slot, now: Time) {
+        self.leave_pending(slot, now);
+        self.set_member_state(slot, UpdateState::Running, Note::default(), now);
+        let (s, g) = (slot.stage as usize, slot.group as usize);
+        let member = &mut self.stages[s].groups[g].members[slot.index as usize];
+        member.start_time = Some(now);
+        member.end_time = None;
+        member.attempts += 1;
+        let group = &mut self.stages[s].groups[g];
+        group.running += 1;
+        group.peak_running = group.peak_running.max(group.running);
+        let stage = &mut self.stages[s];
+        stage.running += 1;
+        stage.peak_running = stage.peak_running.max(stage.running);
+        self.running += 1;
+        self.stats.peak_running = self.stats.peak_running.max(self.running);
+        invariant!(
+            self.stages[s].groups[g].running <= self.stages[s].groups[g].max_concurrency,
+            "group limit exceeded"
+        );
+        invariant!(
+            self.stages[s].running <= self.stages[s].max_concurrency,
+            "stage limit exceeded"
+        );
+    }
+
+    fn mark_member_skipped(&mut self, slot: Slot, note: Note, now: Time) {
+        self.leave_pending(slot, now);
+        self.set_member_state(slot, UpdateState::Skipped, note, now);
+        self.stages[slot.stage as usize].groups[slot.group as usize].terminal += 1;
+    }
+
+    fn mark_member_pending(
+        &mut self,
+        slot: Slot,
+        kind: PendingKind,
+        note: Note,
+        recheck_at: Option<Time>,
+        now: Time,
+    ) {
+        let (s, g) = (slot.stage as usize, slot.group as usize);
+        let previous = self.member(slot).pending_kind;
+        if previous.is_some() && previous != Some(kind) {
+            self.leave_pending(slot, now);
+        }
+        self.set_member_state(slot, UpdateState::Pending, note, now);
+        let member = &mut self.stages[s].groups[g].members[slot.index as usize];
+        if member.pending_kind != Some(kind) {
+            member.pending_kind = Some(kind);
+            member.pending_since = now;
+        }
+        member.recheck_at = recheck_at;
+        self.stages[s].groups[g].pending.insert(slot.index);
+        if let Some(t) = recheck_at {
+            self.min_recheck = Some(self.min_recheck.map_or(t, |m| m.min(t)));
+        }
+    }
+
+    /// Ends a `Pending` spell: its time goes to the statistics of its reason.
+    fn leave_pending(&mut self, slot: Slot, now: Time) {
+        let (s, g) = (slot.stage as usize, slot.group as usize);
+        let member = &mut self.stages[s].groups[g].members[slot.index as usize];
+        if let Some(kind) = member.pending_kind.take() {
+            let seconds = (now - member.pending_since).as_seconds();
+            match kind {
+                PendingKind::Availability => self.stats.pending_availability_seconds += seconds,
+                PendingKind::Window => self.stats.pending_window_seconds += seconds,
+            }
+            member.recheck_at = None;
+            self.stages[s].groups[g].pending.remove(&slot.index);
+        }
+    }
+
+    fn set_member_state(&mut self, slot: Slot, state: UpdateState, note: Note, _now: Time) {
+        let epoch = self.epoch;
+        let record = self.record;
+        let member = &mut self.stages[slot.stage as usize].groups[slot.group as usize].members
+            [slot.index as usize];
+        if member.state != state && record && member.mark != epoch {
+            member.mark = epoch;
+            self.journal.push((Entity::Member(slot), member.state));
+        }
+        member.state = state;
+        member.note = note;
+    }
+
+    fn set_gate_state(&mut self, r: GateRef, state: UpdateState, note: Note, now: Time) {
+        let epoch = self.epoch;
+        let record = self.record;
+        let gate = self.gate_mut(r);
+        let old = gate.state;
+        if old == state {
+            return;
+        }
+        let first_touch = record && gate.mark != epoch;
+        gate.mark = epoch;
+        if state == UpdateState::Pending && gate.gate_id.is_none() {
+            gate.start_time = Some(now);
+        }
+        if state.is_finished() {
+            gate.completed_time = Some(now);
+        }
+        gate.state = state;
+        gate.note = note;
+        if first_touch {
+            self.journal.push((Entity::Gate(r), old));
+        }
+    }
+
+    fn set_wait_state(&mut self, s: usize, state: UpdateState, note: Note, now: Time) {
+        let epoch = self.epoch;
+        let record = self.record;
+        let Some(wait) = self.stages[s].wait.as_mut() else {
+            return;
+        };
+        let old = wait.state;
+        if old == state {
+            return;
+        }
+        let first_touch = record && wait.mark != epoch;
+        wait.mark = epoch;
+        match state {
+            UpdateState::Running => wait.start_time = Some(now),
+            s if s.is_finished() => wait.completed_time = Some(now),
+            _ => {}
+        }
+        wait.state = state;
+        wait.note = note;
+        if first_touch {
+            self.journal.push((Entity::Wait(s as u16), old));
+        }
+    }
+
+    fn set_group_state(&mut self, s: usize, g: usize, state: UpdateState, now: Time) {
+        let epoch = self.epoch;
+        let record = self.record;
+        let group = &mut self.stages[s].groups[g];
+        let old = group.state;
+        if old == state {
+            return;
+        }
+        let first_touch = record && group.mark != epoch;
+        group.mark = epoch;
+        if state.is_finished() {
+            group.completed_time = Some(now);
+        } else if old.is_finished() {
+            group.completed_time = None;
+        }
+        group.state = state;
+        if first_touch {
+            self.journal.push((Entity::Group(s as u16, g as u16), old));
+        }
+    }
+
+    fn set_stage_state(&mut self, s: usize, state: UpdateState, now: Time) {
+        let epoch = self.epoch;
+        let record = self.record;
+        let stage = &mut self.stages[s];
+        let old = stage.state;
+        if old == state {
+            return;
+        }
+        let first_touch = record && stage.mark != epoch;
+        stage.mark = epoch;
+        if state.is_finished() {
+            stage.completed_time = Some(now);
+        } else if old.is_finished() {
+            stage.completed_time = None;
+        }
+        stage.state = state;
+        if first_touch {
+            self.journal.push((Entity::Stage(s as u16), old));
+        }
+    }
+
+    fn set_run_state(&mut self, state: UpdateState, now: Time) {
+        let old = self.state;
+        if old == state {
+            return;
+        }
+        if self.record && self.run_mark != self.epoch {
+            self.run_mark = self.epoch;
+            self.journal.push((Entity::Run, old));
+        }
+        if state.is_finished() {
+            self.completed_time = Some(now);
+        } else if old.is_finished() {
+            self.completed_time = None;
+        }
+        self.state = state;
+    }
+
+    // ----- derived display states (SEMANTICS §5.6, §11 "Running vs Pending", "Trips", "Halts") --
+
+    /// Recomputes the display states of the current stage, its groups and the run.
+    pub fn settle(&mut self, now: Time) {
+        if let Some(s) = (self.current < self.stages.len()).then_some(self.current) {
+            for g in 0..self.stages[s].groups.len() {
+                let state = self.group_display(s, g);
+                self.set_group_state(s, g, state, now);
+            }
+            let state = self.stage_display(s);
+            self.set_stage_state(s, state, now);
+        }
+        let state = self.run_display();
+        if state == UpdateState::Failed && self.note.is_empty() {
+            self.note = self.failure_note();
+        }
+        self.set_run_state(state, now);
+    }
+
+    fn halted(&self) -> bool {
+        self.user_stop || self.failure_halt
+    }
+
+    fn group_display(&self, s: usize, g: usize) -> UpdateState {
+        let stage = &self.stages[s];
+        let group = &stage.groups[g];
+        match group.phase {
+            Phase::NotReached => UpdateState::NotStarted,
+            Phase::Done => group.done_state,
+            _ if group.tripped => UpdateState::Failed,
+            _ if self.halted() || stage.tripped => stopping_or_stopped(group.running),
+            Phase::BeforeGates => UpdateState::Pending,
+            _ => running_or_pending(group.running),
+        }
+    }
+
+    /// SEMANTICS §6 and §11 "Trips": a stage is `Failed` when its own threshold tripped; under
+    /// `failureScope: run` also when one of its groups tripped (the docs' cascade); under `segment`
+    /// once the untripped groups are done and nothing of the stage runs.
+    fn stage_failed(&self, s: usize) -> bool {
+        let stage = &self.stages[s];
+        if stage.phase == Phase::Done || stage.phase == Phase::NotReached {
+            return false;
+        }
+        if stage.tripped {
+            return true;
+        }
+        let any_group_tripped = stage.groups.iter().any(|g| g.tripped);
+        any_group_tripped
+            && match self.settings.failure_scope {
+                FailureScope::Run => true,
+                FailureScope::Segment => {
+                    stage.running == 0
+                        && stage
+                            .groups
+                            .iter()
+                            .all(|g| g.tripped || g.phase == Phase::Done)
+                }
+            }
+    }
+
+    fn current_stage_failed(&self) -> bool {
+        self.current < self.stages.len() && self.stage_failed(self.current)
+    }
+
+    fn stage_display(&self, s: usize) -> UpdateState {
+        let stage = &self.stages[s];
+        match stage.phase {
+            Phase::NotReached => UpdateState::NotStarted,
+            Phase::Done => stage.done_state,
+            _ if self.stage_failed(s) => UpdateState::Failed,
+            _ if self.halted() => stopping_or_stopped(stage.running),
+            Phase::Active => running_or_pending(stage.running),
+            Phase::BeforeGates | Phase::After => UpdateState::Pending,
+        }
+    }
+
+    fn run_display(&self) -> UpdateState {
+        if !self.started {
+            return UpdateState::NotStarted;
+        }
+        if self.running == 0 && self.stages.iter().all(|s| s.phase == Phase::Done) {
+            // "Completion wins" (§11 "Halts").
+            return if self
+                .stages
+                .iter()
+                .all(|s| s.done_state == UpdateState::Skipped)
+            {
+                UpdateState::Skipped
+            } else {
+                UpdateState::Completed
+            };
+        }
+        if self.failure_halt || self.current_stage_failed() {
+            return if self.running > 0 {
+                UpdateState::Stopping
+            } else {
+                UpdateState::Failed
+            };
+        }
+        if self.user_stop {
+            return stopping_or_stopped(self.running);
+        }
+        running_or_pending(self.running)
+    }
+
+    fn failure_note(&self) -> Note {
+        match self
+            .stages
+            .iter()
+            .find(|s| s.state == UpdateState::Failed || s.tripped)
+        {
+            Some(stage) => Note::message(format!(
+                "stage \"{}\" failed: failureCount {} (run total {})",
+                stage.name, stage.failure_count, self.failure_count
+            )),
+            None => Note::message(format!("failureCount {}", self.failure_count)),
+        }
+    }
+
+    // ----- timeline -----------------------------------------------------------------------------
+
+    /// The state changes of the instant that just ended, in tree order (SEMANTICS §11 "Timeline
+    /// rows": a state held for zero time is not a row).
+    pub fn flush(&mut self, out: &mut Vec<Transition>) {
+        let start = out.len();
+        for (entity, from) in std::mem::take(&mut self.journal) {
+            let (to, note) = self.entity_state(entity);
+            if to != from {
+                out.push(Transition {
+                    entity,
+                    from,
+                    to,
+                    note,
+                });
+            }
+        }
+        out[start..].sort_by_key(|t| t.entity.order_key());
+        self.epoch += 1;
+    }
+
+    pub fn entity_state(&self, entity: Entity) -> (UpdateState, Note) {
+        match entity {
+            Entity::Run => (self.state, self.note.clone()),
+            Entity::Stage(s) => {
+                let stage = &self.stages[s as usize];
+                (
+                    stage.state,
+                    if stage.state == UpdateState::Failed || stage.state == UpdateState::Skipped {
+                        stage.note.clone()
+                    } else {
+                        Note::default()
+                    },
+                )
+            }
+            Entity::Group(s, g) => {
+                let group = &self.stages[s as usize].groups[g as usize];
+                (
+                    group.state,
+                    if group.state == UpdateState::Failed || group.state == UpdateState::Skipped {
+                        group.note.clone()
+                    } else {
+                        Note::default()
+                    },
+                )
+            }
+            Entity::Member(slot) => {
+                let member = self.member(slot);
+                (member.state, member.note.clone())
+            }
+            Entity::Gate(r) => {
+                let gate = self.gate(r);
+                (gate.state, gate.note.clone())
+            }
+            Entity::Wait(s) => {
+                let wait = self.stages[s as usize]
+                    .wait
+                    .as_ref()
+                    .expect("journaled waits exist");
+                (wait.state, wait.note.clone())
+            }
+        }
+    }
+
+    /// Closes open waiting spells at the end of the simulation so statistics cover them.
+    pub fn finalize(&mut self, end: Time) {
+        for stage in &self.stages {
+            for group in &stage.groups {
+                for member in &group.members {
+                    if let Some(kind) = member.pending_kind {
+                        let seconds = (end - member.pending_since).as_seconds();
+                        match kind {
+                            PendingKind::Availability => {
+                                self.stats.pending_availability_seconds += seconds
+                            }
+                            PendingKind::Window => self.stats.pending_window_seconds += seconds,
+                        }
+                    }
+                }
+            }
+        }
+        let open_gates: i64 = self
+            .gate_refs()
+            .into_iter()
+            .map(|r| self.gate(r))
+            .filter(|g| g.state == UpdateState::Pending)
+            .map(|g| (end - g.start_time.unwrap_or(end)).as_seconds())
+            .sum();
+        self.stats.gate_pending_seconds += open_gates;
+        for stage in &self.stages {
+            if let Some(w) = &stage.wait
+                && w.state == UpdateState::Running
+            {
+                self.stats.wait_seconds += (end - w.start_time.unwrap_or(end)).as_seconds();
+            }
+        }
+    }
+}
+
+fn running_or_pending(running: u32) -> UpdateState {
+    if running > 0 {
+        UpdateState::Running
+    } else {
+        UpdateState::Pending
+    }
+}
+
+fn stopping_or_stopped(running: u32) -> UpdateState {
+    if running > 0 {
+        UpdateState::Stopping
+    } else {
+        UpdateState::Stopped
+    }
+}
+
+/// The next `Pending` member not yet examined at this poll instant, in name order.
+fn next_pending_at_poll(group: &mut GroupRt, now: Time) -> Option<u32> {
+    let from = match group.pending_scan {
+        Some((t, next)) if t == now => next,
+        _ => 0,
+    };
+    let found = group
+        .pending
+        .range(from..)
+        .copied()
+        .find(|&i| group.members[i as usize].last_examined != Some(now));
+    group.pending_scan = Some((now, found.map_or(u32::MAX, |i| i + 1)));
+    found
+}
+
+/// Groups with maintenance windows: candidates of this instant sorted by (class, name), popped in
+/// order. Classes are fixed within an instant, so the agenda is built once per instant.
+fn next_by_window_class(
+    run: RunId,
+    group: &mut GroupRt,
+    now: Time,
+    poll: bool,
+    generation: u64,
+    facts: &mut dyn Facts,
+) -> Option<u32> {
+    let eligible = |m: &MemberRt| {
+        m.state == UpdateState::NotStarted
+            || (poll && m.state == UpdateState::Pending && m.last_examined != Some(now))
+    };
+    if group.agenda_key != Some((now, generation)) {
+        group.agenda.clear();
+        for (i, member) in group.members.iter().enumerate() {
+            if eligible(member) {
+                group
+                    .agenda
+                    .push((facts.window_class(run, member.id, now), i as u32));
+            }
+        }
+        group.agenda.sort_unstable();
+        group.agenda_pos = 0;
+        group.agenda_key = Some((now, generation));
+    }
+    while group.agenda_pos < group.agenda.len() {
+        let (_, i) = group.agenda[group.agenda_pos];
+        group.agenda_pos += 1;
+        if eligible(&group.members[i as usize]) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+fn gate_rt(run: RunId, run_key: u64, r: GateRef, config: GateConfig) -> GateRt {
+    let _ = run;
+    GateRt {
+        config,
+        state: UpdateState::NotStarted,
+        gate_id: Some(gate_guid(run_key, r)),
+        start_time: None,
+        completed_time: None,
+        due: None,
+        note: Note::default(),
+        mark: 0,
+    }
+}
+
+/// A stable GUID for a gate, derived from the run name and the gate's position.
+fn gate_guid(run_key: u64, r: GateRef) -> String {
+    let position = (u64::from(r.stage) << 40)
+        | (u64::from(r.group.map_or(0xFFFF, |g| g)) << 24)
+        | ((r.timing as u64) << 16)
+        | u64::from(r.index);
+    let hi = mix64(run_key ^ mix64(position));
+    let lo = mix64(hi ^ 0x6A09_E667_F3BC_C908);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xFFFF,
+        hi & 0xFFFF,
+        lo >> 48,
+        lo & 0xFFFF_FFFF_FFFF
+    )
+}
+
+fn build_stage(
+    run: RunId,
+    run_key: u64,
+    s: u16,
+    plan: StagePlan,
+    facts: &mut dyn Facts,
+) -> StageRt {
+    let gates = |list: Vec<GateConfig>, group: Option<u16>, timing: Timing| -> Vec<GateRt> {
+        list.into_iter()
+            .enumerate()
+            .map(|(i, config)| {
+                gate_rt(
+                    run,
+                    run_key,
+                    GateRef {
+                        stage: s,
+                        group,
+                        timing,
+                        index: i as u16,
+                    },
+                    config,
+                )
+            })
+            .collect()
+    };
+    let groups = plan
+        .groups
+        .into_iter()
+        .enumerate()
+        .map(|(g, group)| build_group(run, s, g as u16, group, facts, &gates))
+        .collect();
+    StageRt {
+        name: plan.name,
+        max_concurrency: plan.max_concurrency,
+        max_allowed_failures: plan.max_allowed_failures,
+        failure_count: 0,
+        state: UpdateState::NotStarted,
+        start_time: None,
+        completed_time: None,
+        note: Note::default(),
+        groups,
+        before_gates: gates(plan.before_gates, None, Timing::Before),
+        after_gates: gates(plan.after_gates, None, Timing::After),
+        wait: (plan.after_stage_wait > Duration::ZERO).then(|| WaitRt {
+            duration: plan.after_stage_wait,
+            state: UpdateState::NotStarted,
+            start_time: None,
+            completed_time: None,
+            note: Note::default(),
+            mark: 0,
+        }),
+        peak_running: 0,
+        running: 0,
+        phase: Phase::NotReached,
+        done_state: UpdateState::NotStarted,
+        tripped: false,
+        user_skipped: false,
+        mark: 0,
+    }
+}
+
+fn build_group(
+    run: RunId,
+    _s: u16,
+    g: u16,
+    plan: GroupPlan,
+    facts: &mut dyn Facts,
+    gates: &dyn Fn(Vec<GateConfig>, Option<u16>, Timing) -> Vec<GateRt>,
+) -> GroupRt {
+    let has_windows = plan.members.iter().any(|&m| facts.has_window(run, m));
+    let members = plan
+        .members
+        .iter()
+        .map(|&id| MemberRt {
+            id,
+            state: UpdateState::NotStarted,
+            start_time: None,
+            end_time: None,
+            note: Note::default(),
+            pending_kind: None,
+            attempts: 0,
+            pending_since: Time(0),
+            recheck_at: None,
+            last_examined: None,
+            mark: 0,
+        })
+        .collect();
+    GroupRt {
+        name: plan.name,
+        max_concurrency: plan.max_concurrency,
+        max_allowed_failures: plan.max_allowed_failures,
+        failure_count: 0,
+        state: UpdateState::NotStarted,
+        start_time: None,
+        completed_time: None,
+        note: Note::default(),
+        members,
+        before_gates: gates(plan.before_gates, Some(g), Timing::Before),
+        after_gates: gates(plan.after_gates, Some(g), Timing::After),
+        peak_running: 0,
+        running: 0,
+        phase: Phase::NotReached,
+        done_state: UpdateState::NotStarted,
+        tripped: false,
+        user_skipped: false,
+        terminal: 0,
+        has_windows,
+        cursor: 0,
+        pending: BTreeSet::new(),
+        pending_scan: None,
+        agenda: Vec::new(),
+        agenda_pos: 0,
+        agenda_key: None,
+        mark: 0,
+    }
+}
