@@ -1,0 +1,96 @@
+//! Duration distributions for upgrade times and approval delays.
+
+use rand::Rng;
+use rand_distr::{Distribution, StandardNormal};
+
+use crate::engine::Duration;
+
+/// z-score of the 90th percentile of the standard normal distribution.
+const Z90: f64 = 1.281_551_565_544_600_4;
+
+/// A distribution of durations, in whole seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DurationDist {
+    Fixed(Duration),
+    /// Log-normal with the given median and 90th percentile (aks-models.md §4.2 gives both).
+    LogNormal {
+        median: Duration,
+        p90: Duration,
+    },
+    Uniform {
+        min: Duration,
+        max: Duration,
+    },
+}
+
+impl DurationDist {
+    /// Draws one duration. Log-normal draws use `ln`/`exp`, whose last bits may differ between
+    /// platforms' math libraries; results are byte-identical for the same binary and platform.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Duration {
+        match *self {
+            DurationDist::Fixed(d) => d,
+            DurationDist::LogNormal { median, p90 } => {
+                let median_s = median.as_seconds().max(1) as f64;
+                let p90_s = p90.as_seconds().max(1) as f64;
+                let sigma = ((p90_s.ln() - median_s.ln()) / Z90).max(0.0);
+                let z: f64 = StandardNormal.sample(rng);
+                Duration((median_s.ln() + sigma * z).exp().round().max(1.0) as i64)
+            }
+            DurationDist::Uniform { min, max } => {
+                let (lo, hi) = (min.as_seconds(), max.as_seconds().max(min.as_seconds()));
+                Duration(rng.random_range(lo..=hi))
+            }
+        }
+    }
+
+    /// The median, for reports and rough estimates.
+    pub fn median(&self) -> Duration {
+        match *self {
+            DurationDist::Fixed(d) => d,
+            DurationDist::LogNormal { median, .. } => median,
+            DurationDist::Uniform { min, max } => {
+                Duration((min.as_seconds() + max.as_seconds()) / 2)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Purpose, SeedTree};
+
+    #[test]
+    fn lognormal_hits_its_median_and_p90() {
+        let dist = DurationDist::LogNormal {
+            median: Duration::minutes(10),
+            p90: Duration::minutes(25),
+        };
+        let mut rng = SeedTree::new(1, 0).stream(Purpose::UpgradeDuration, [0, 0, 0]);
+        let mut draws: Vec<i64> = (0..20_000)
+            .map(|_| dist.sample(&mut rng).as_seconds())
+            .collect();
+        draws.sort_unstable();
+        let median = draws[draws.len() / 2] as f64;
+        let p90 = draws[draws.len() * 9 / 10] as f64;
+        assert!((median - 600.0).abs() < 20.0, "median {median}");
+        assert!((p90 - 1500.0).abs() < 60.0, "p90 {p90}");
+    }
+
+    #[test]
+    fn fixed_and_uniform() {
+        let mut rng = SeedTree::new(1, 0).stream(Purpose::Approval, [0, 0, 0]);
+        assert_eq!(
+            DurationDist::Fixed(Duration(42)).sample(&mut rng),
+            Duration(42)
+        );
+        let u = DurationDist::Uniform {
+            min: Duration(10),
+            max: Duration(20),
+        };
+        for _ in 0..100 {
+            let d = u.sample(&mut rng).as_seconds();
+            assert!((10..=20).contains(&d));
+        }
+    }
+}

@@ -1,0 +1,984 @@
+//! What the simulated environment does: release availability per region, upgrade durations,
+//! failures, approvals. All randomness of a replication lives here, in named streams of the seed tree
+//! (SEMANTICS §10); the world never makes scheduling decisions.
+
+pub mod dist;
+pub mod models;
+pub mod releases;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::engine::{Duration, Purpose, SeedTree, Time, name_key};
+use crate::fleet::window::{MaintenanceWindow, WindowClass, WindowState, class_of};
+use crate::fleet::{KubernetesVersion, Member, MemberId, NodeImageVersion, Surge};
+use crate::orchestrator::{Facts, GateRef, Note, Outcome, RunId};
+
+pub use dist::DurationDist;
+pub use models::{
+    BadRelease, DurationModel, FailureCode, FailureModel, FailurePoint, ForcedOutcome, Models,
+    Override, RegionalIncident,
+};
+pub use releases::{Availability, ImageRelease, KubernetesRelease, ReleaseCalendar};
+
+/// `ManagedClusterUpgradeSpec.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpgradeType {
+    Full,
+    ControlPlaneOnly,
+    NodeImageOnly,
+}
+
+impl UpgradeType {
+    pub fn api_name(self) -> &'static str {
+        match self {
+            UpgradeType::Full => "Full",
+            UpgradeType::ControlPlaneOnly => "ControlPlaneOnly",
+            UpgradeType::NodeImageOnly => "NodeImageOnly",
+        }
+    }
+
+    fn touches_control_plane(self) -> bool {
+        matches!(self, UpgradeType::Full | UpgradeType::ControlPlaneOnly)
+    }
+
+    fn touches_pools(self) -> bool {
+        matches!(self, UpgradeType::Full | UpgradeType::NodeImageOnly)
+    }
+}
+
+/// `NodeImageSelection.type` (SEMANTICS §8).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ImageSelection {
+    Latest,
+    Consistent,
+    /// Versions by image family; pools of other families are not upgraded.
+    Custom(BTreeMap<String, NodeImageVersion>),
+}
+
+impl ImageSelection {
+    pub fn api_name(&self) -> &'static str {
+        match self {
+            ImageSelection::Latest => "Latest",
+            ImageSelection::Consistent => "Consistent",
+            ImageSelection::Custom(_) => "Custom",
+        }
+    }
+}
+
+/// `ManagedClusterUpdate` of one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpgradeSpec {
+    pub kind: UpgradeType,
+    pub kubernetes_version: Option<KubernetesVersion>,
+    pub images: ImageSelection,
+    /// SecurityPatch auto-upgrade runs: Linux pools only (SEMANTICS §8).
+    pub security_patch: bool,
+}
+
+/// What to do with a member more than one minor behind the target (SEMANTICS §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MinorSkipRule {
+    /// The upgrade fails with `UpgradeVersionSkipNotAllowed` (default).
+    Fail,
+    /// The member is `Skipped` when examined.
+    Skip,
+}
+
+/// World-side settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorldSettings {
+    /// Node images older than this at upgrade fail (SEMANTICS §8: 90 days).
+    pub node_image_max_age: Duration,
+    pub minor_skip: MinorSkipRule,
+    /// SEMANTICS §5.4: "opens within 4 h".
+    pub window_lookahead: Duration,
+}
+
+/// One pool's image before and after an attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolChange {
+    pub pool: String,
+    pub from: Option<NodeImageVersion>,
+    pub to: Option<NodeImageVersion>,
+}
+
+/// What an attempt changed on the cluster, for `members.csv`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpgradeRecord {
+    pub from_version: KubernetesVersion,
+    pub to_version: KubernetesVersion,
+    pub pools: Vec<PoolChange>,
+    /// The attempt's target included a release marked bad.
+    pub received_bad_release: bool,
+}
+
+/// The world's answer to "this member starts upgrading now".
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attempt {
+    pub duration: Duration,
+    pub outcome: Outcome,
+}
+
+#[derive(Clone, Debug)]
+struct PoolState {
+    image: Option<NodeImageVersion>,
+    from_snapshot: bool,
+}
+
+#[derive(Clone, Debug)]
+struct MemberState {
+    kubernetes_version: KubernetesVersion,
+    pools: Vec<PoolState>,
+    /// The run currently upgrading this member (AKS rejects concurrent operations).
+    busy_with: Option<RunId>,
+}
+
+/// What one run needs from the world.
+#[derive(Clone, Debug)]
+pub struct RunContext {
+    pub name: String,
+    pub spec: UpgradeSpec,
+    /// `Consistent`: selected per family at the run's first start (SEMANTICS §8).
+    pub selected_images: Option<BTreeMap<String, NodeImageVersion>>,
+    pub approval_policy: Option<DurationDist>,
+    name_key: u64,
+}
+
+/// A component of an in-flight upgrade that completes at `at` (offset from the start).
+#[derive(Clone, Debug)]
+struct InFlight {
+    started: Time,
+    /// Control plane target and when it is done.
+    control_plane: Option<(KubernetesVersion, Duration)>,
+    /// (pool index, target, done offset).
+    pools: Vec<(usize, NodeImageVersion, Duration)>,
+    record: UpgradeRecord,
+}
+
+/// The simulated environment of one replication.
+pub struct World<'a> {
+    fleet: &'a [Member],
+    releases: &'a ReleaseCalendar,
+    models: &'a Models,
+    settings: WorldSettings,
+    tree: SeedTree,
+    members: Vec<MemberState>,
+    runs: Vec<RunContext>,
+    in_flight: BTreeMap<(RunId, MemberId), InFlight>,
+    attempts: BTreeMap<(RunId, MemberId), u64>,
+}
+
+impl<'a> World<'a> {
+    pub fn new(
+        fleet: &'a [Member],
+        releases: &'a ReleaseCalendar,
+        models: &'a Models,
+        settings: WorldSettings,
+        tree: SeedTree,
+    ) -> World<'a> {
+        let members = fleet
+            .iter()
+            .map(|m| MemberState {
+                kubernetes_version: m.kubernetes_version,
+                pools: m
+                    .node_pools
+                    .iter()
+                    .map(|p| PoolState {
+                        image: p.node_image_version.clone(),
+                        from_snapshot: p.from_snapshot,
+                    })
+                    .collect(),
+                busy_with: None,
+            })
+            .collect();
+        World {
+            fleet,
+            releases,
+            models,
+            settings,
+            tree,
+            members,
+            runs: Vec::new(),
+            in_flight: BTreeMap::new(),
+            attempts: BTreeMap::new(),
+        }
+    }
+
+    /// Registers a run; its id is its position.
+    pub fn add_run(
+        &mut self,
+        name: &str,
+        spec: UpgradeSpec,
+        approval_policy: Option<DurationDist>,
+    ) -> RunId {
+        self.runs.push(RunContext {
+            name: name.to_string(),
+            spec,
+            selected_images: None,
+            approval_policy,
+            name_key: name_key(name),
+        });
+        (self.runs.len() - 1) as RunId
+    }
+
+    pub fn run(&self, run: RunId) -> &RunContext {
+        &self.runs[run as usize]
+    }
+
+    pub fn member(&self, id: MemberId) -> &Member {
+        &self.fleet[id.index()]
+    }
+
+    pub fn current_kubernetes_version(&self, id: MemberId) -> KubernetesVersion {
+        self.members[id.index()].kubernetes_version
+    }
+
+    pub fn current_images(&self, id: MemberId) -> Vec<Option<NodeImageVersion>> {
+        self.members[id.index()]
+            .pools
+            .iter()
+            .map(|p| p.image.clone())
+            .collect()
+    }
+
+    /// `Consistent` selection at the run's first start: per image family used by the run's members,
+    /// the newest version released in every region of those members (SEMANTICS §8).
+    pub fn run_started(&mut self, run: RunId, members: &[MemberId], now: Time) {
+        let context = &self.runs[run as usize];
+        if context.spec.images != ImageSelection::Consistent
+            || context.selected_images.is_some()
+            || !context.spec.kind.touches_pools()
+        {
+            return;
+        }
+        let mut regions: Vec<&str> = members
+            .iter()
+            .map(|m| self.fleet[m.index()].region.as_str())
+            .collect();
+        regions.sort_unstable();
+        regions.dedup();
+        let mut families: Vec<&str> = members
+            .iter()
+            .flat_map(|m| {
+                self.fleet[m.index()]
+                    .node_pools
+                    .iter()
+                    .map(|p| p.image_family.as_str())
+            })
+            .collect();
+        families.sort_unstable();
+        families.dedup();
+        let selected = families
+            .into_iter()
+            .filter_map(|family| {
+                self.releases
+                    .newest_image_everywhere(family, regions.iter().copied(), now)
+                    .map(|r| (family.to_string(), r.version.clone()))
+            })
+            .collect();
+        self.runs[run as usize].selected_images = Some(selected);
+    }
+
+    /// The delay after which the approval policy approves an Approval gate (`None`: no policy).
+    pub fn approval_delay(&self, run: RunId, gate: GateRef) -> Option<Duration> {
+        let policy = self.runs[run as usize].approval_policy.as_ref()?;
+        let position = (u64::from(gate.stage) << 40)
+            | (u64::from(gate.group.map_or(0xFFFF, |g| g)) << 24)
+            | ((gate.timing as u64) << 16)
+            | u64::from(gate.index);
+        let mut rng = self.tree.stream(
+            Purpose::Approval,
+            [self.runs[run as usize].name_key, position, 0],
+        );
+        Some(policy.sample(&mut rng))
+    }
+
+    fn window_for(&self, run: RunId, member: MemberId) -> Option<&'a MaintenanceWindow> {
+        let m = &self.fleet[member.index()];
+        let spec = &self.runs[run as usize].spec;
+        // SEMANTICS §5.4: NodeImageOnly (and SecurityPatch) consult the node-OS schedule.
+        if spec.kind == UpgradeType::NodeImageOnly || spec.security_patch {
+            m.node_os_window.as_ref()
+        } else {
+            m.auto_upgrade_window.as_ref()
+        }
+    }
+
+    /// Pools the run upgrades and their target images at `now` (SEMANTICS §8). `None` target: the
+    /// pool is left alone.
+    fn pool_targets(
+        &self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+    ) -> Vec<Option<NodeImageVersion>> {
+        let context = &self.runs[run as usize];
+        let m = &self.fleet[member.index()];
+        let state = &self.members[member.index()];
+        m.node_pools
+            .iter()
+            .zip(&state.pools)
+            .map(|(pool, pool_state)| {
+                if !context.spec.kind.touches_pools()
+                    || (context.spec.security_patch && pool.os_sku.is_windows())
+                {
+                    return None;
+                }
+                match &context.spec.images {
+                    ImageSelection::Latest if pool_state.from_snapshot => None,
+                    ImageSelection::Latest => self
+                        .releases
+                        .newest_image(&pool.image_family, &m.region, now)
+                        .map(|r| r.version.clone()),
+                    ImageSelection::Consistent => context
+                        .selected_images
+                        .as_ref()
+                        .and_then(|s| s.get(&pool.image_family))
+                        .cloned(),
+                    ImageSelection::Custom(versions) => versions.get(&pool.image_family).cloned(),
+                }
+            })
+            .collect()
+    }
+
+    fn behind(current: &Option<NodeImageVersion>, target: &NodeImageVersion) -> bool {
+        match current {
+            None => true,
+            Some(c) => c.compare(target).is_none_or(|o| o.is_lt()),
+        }
+    }
+
+    fn minor_skip_blocked(&self, run: RunId, member: MemberId) -> Option<KubernetesVersion> {
+        let spec = &self.runs[run as usize].spec;
+        let target = spec
+            .kubernetes_version
+            .filter(|_| spec.kind.touches_control_plane())?;
+        let m = &self.fleet[member.index()];
+        let current = self.members[member.index()].kubernetes_version;
+        let behind = current
+            .minor_version()
+            .minors_behind(target.minor_version());
+        (behind > 1 && !m.long_term_support).then_some(target)
+    }
+
+    /// A member starts upgrading in `run` at `now`: decide how long it takes and how it ends.
+    pub fn start_upgrade(&mut self, run: RunId, member: MemberId, now: Time) -> Attempt {
+        let attempt = {
+            let counter = self.attempts.entry((run, member)).or_insert(0);
+            *counter += 1;
+            *counter
+        };
+        let m = &self.fleet[member.index()];
+        let context = &self.runs[run as usize];
+        let current = self.members[member.index()].kubernetes_version;
+        let mut record = UpgradeRecord {
+            from_version: current,
+            to_version: current,
+            pools: Vec::new(),
+            received_bad_release: false,
+        };
+        let member_key = name_key(&m.name);
+        let keys = [member_key, context.name_key, attempt];
+
+        let immediate = |code: &str, message: String| Attempt {
+            duration: Duration::ZERO,
+            outcome: Outcome::Failed(Note::error(code, message)),
+        };
+        if let Some(other) = self.members[member.index()].busy_with {
+            let message = format!(
+                "another operation (update run \"{}\") is in progress on the managed cluster; concurrent operations are not allowed",
+                self.runs[other as usize].name
+            );
+            return self.begin(
+                run,
+                member,
+                now,
+                immediate("OperationNotAllowed", message),
+                None,
+                Vec::new(),
+                record,
+            );
+        }
+        if m.stopped {
+            let message = "the managed cluster is stopped; start it before upgrading".to_string();
+            return self.begin(
+                run,
+                member,
+                now,
+                immediate("OperationNotAllowed", message),
+                None,
+                Vec::new(),
+                record,
+            );
+        }
+        if let Some(target) = self.minor_skip_blocked(run, member) {
+            let message = format!(
+                "upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do"
+            );
+            return self.begin(
+                run,
+                member,
+                now,
+                immediate("UpgradeVersionSkipNotAllowed", message),
+                None,
+                Vec::new(),
+                record,
+            );
+        }
+
+        let targets = self.pool_targets(run, member, now);
+        let mut pools: Vec<(usize, NodeImageVersion)> = Vec::new();
+        for (i, target) in targets.into_iter().enumerate() {
+            if let Some(t) = target
+                && Self::behind(&self.members[member.index()].pools[i].image, &t)
+            {
+                pools.push((i, t));
+            }
+        }
+        for (i, target) in &pools {
+            if let Some(release) = self.releases.image_release(target)
+                && now - release.published > self.settings.node_image_max_age
+            {
+                let message = format!(
+                    "target node image version \"{target}\" for agent pool {} was published {} and is older than the {} days images stay valid",
+                    m.node_pools[*i].name,
+                    release.published,
+                    self.settings.node_image_max_age.as_seconds() / 86_400
+                );
+                return self.begin(
+                    run,
+                    member,
+                    now,
+                    immediate("NodeImageVersionExpired", message),
+                    None,
+                    Vec::new(),
+                    record,
+                );
+            }
+        }
+        let control_plane = context
+            .spec
+            .kubernetes_version
+            .filter(|t| context.spec.kind.touches_control_plane() && *t > current);
+
+        // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
+        let mut duration_rng = self.tree.stream(Purpose::UpgradeDuration, keys);
+        let model = &self.models.duration;
+        let mut elapsed = Duration::ZERO;
+        let mut cp_done = None;
+        let mut pool_done = Vec::new();
+        if let Some(member_dist) = &model.member {
+            elapsed = member_dist.sample(&mut duration_rng);
+            cp_done = control_plane.map(|_| Duration(elapsed.as_seconds() / 2));
+            pool_done = pools
+                .iter()
+                .map(|(i, t)| (*i, t.clone(), elapsed))
+                .collect();
+        } else {
+            if control_plane.is_some() {
+                elapsed = elapsed + model.control_plane.sample(&mut duration_rng);
+                cp_done = Some(elapsed);
+            }
+            for (i, target) in &pools {
+                let pool = &m.node_pools[*i];
+                if context.spec.security_patch {
+                    elapsed = elapsed + model.security_patch_pool.sample(&mut duration_rng);
+                } else {
+                    let surge = pool
+                        .max_surge
+                        .unwrap_or(default_surge(current))
+                        .nodes_for(pool.node_count);
+                    let batches = pool.node_count.div_ceil(surge).max(1);
+                    let dist = if pool.os_sku.is_windows() {
+                        &model.windows_batch
+                    } else {
+                        &model.linux_batch
+                    };
+                    for _ in 0..batches {
+                        elapsed = elapsed + dist.sample(&mut duration_rng);
+                    }
+                }
+                pool_done.push((*i, target.clone(), elapsed));
+            }
+        }
+        let total = elapsed.max(Duration(1));
+
+        // Bad releases reached by this attempt.
+        let bad = self.bad_release_hit(control_plane, &pools, member, keys);
+        record.received_bad_release = bad.is_some();
+
+        let over = self
+            .models
+            .overrides
+            .iter()
+            .find(|o| o.member == member && o.run.as_deref().is_none_or(|r| r == context.name));
+        let mut failure_rng = self.tree.stream(Purpose::UpgradeFailure, keys);
+        let (mut duration, mut outcome) = match over.and_then(|o| o.outcome.clone()) {
+            Some(ForcedOutcome::Completed) => (total, Outcome::Completed(Note::default())),
+            Some(ForcedOutcome::Failed { code, message }) => {
+                (total, Outcome::Failed(Note::error(code, message)))
+            }
+            None => match bad {
+                Some((code, message)) => {
+                    let at = Duration(
+                        failure_rng
+                            .random_range(total.as_seconds() / 2..=total.as_seconds())
+                            .max(1),
+                    );
+                    (at, Outcome::Failed(Note::error(code, message)))
+                }
+                None => self.random_outcome(
+                    run,
+                    member,
+                    control_plane.is_some_and(|t| t.minor_version() != current.minor_version()),
+                    total,
+                    cp_done,
+                    &pool_done,
+                    now,
+                    &mut failure_rng,
+                ),
+            },
+        };
+        if let Some(forced) = over.and_then(|o| o.duration) {
+            duration = forced;
+        }
+        if let Outcome::Completed(note) = &mut outcome {
+            *note = self.completion_note(run, member, now);
+        }
+        let cp = control_plane.zip(cp_done);
+        self.begin(
+            run,
+            member,
+            now,
+            Attempt { duration, outcome },
+            cp,
+            pool_done,
+            record,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn random_outcome(
+        &self,
+        _run: RunId,
+        member: MemberId,
+        minor: bool,
+        total: Duration,
+        cp_done: Option<Duration>,
+        pools: &[(usize, NodeImageVersion, Duration)],
+        now: Time,
+        rng: &mut ChaCha8Rng,
+    ) -> (Duration, Outcome) {
+        let model = &self.models.failure;
+        let region = &self.fleet[member.index()].region;
+        let base = if minor {
+            model.minor_probability
+        } else {
+            model.patch_probability
+        };
+        let draw: f64 = rng.random();
+        let incident = self
+            .models
+            .incidents
+            .iter()
+            .find(|i| i.region == *region && i.from <= now && now < i.to);
+        let stall = incident.and_then(|i| i.stall).unwrap_or(Duration::ZERO);
+        if let Some(incident) = incident {
+            let incident_draw: f64 = rng.random();
+            if incident_draw < incident.failure_probability {
+                let at = Duration(rng.random_range(1..=total.as_seconds().max(1)));
+                let message =
+                    format!("regional incident in {region}: the upgrade operation failed");
+                return (
+                    at + stall,
+                    Outcome::Failed(Note::error(incident.code.clone(), message)),
+                );
+            }
+        }
+        if draw >= base {
+            return (total + stall, Outcome::Completed(Note::default()));
+        }
+        let eligible: Vec<&FailureCode> = model
+            .codes
+            .iter()
+            .filter(|c| minor || !c.minor_only)
+            .collect();
+        let weight_total: u32 = eligible.iter().map(|c| c.weight).sum();
+        if weight_total == 0 {
+            return (
+                total + stall,
+                Outcome::Failed(Note::error("UpgradeFailed", "the upgrade failed")),
+            );
+        }
+        let mut pick = rng.random_range(0..weight_total);
+        let code = eligible
+            .iter()
+            .find(|c| {
+                if pick < c.weight {
+                    return true;
+                }
+                pick -= c.weight;
+                false
+            })
+            .expect("weights sum to weight_total");
+        let pool_start = |k: usize| {
+            if k == 0 {
+                cp_done.unwrap_or(Duration::ZERO)
+            } else {
+                pools[k - 1].2
+            }
+        };
+        let at = match code.point {
+            FailurePoint::PreCheck => Duration(60.min(total.as_seconds())),
+            FailurePoint::SurgeAllocation if !pools.is_empty() => {
+                let k = rng.random_range(0..pools.len() as u32) as usize;
+                pool_start(k) + Duration(rng.random_range(60..=300))
+            }
+            FailurePoint::Drain if !pools.is_empty() => {
+                let k = rng.random_range(0..pools.len() as u32) as usize;
+                let span = (pools[k].2 - pool_start(k)).as_seconds().max(1);
+                pool_start(k)
+                    + Duration(rng.random_range(0..span))
+                    + self.models.duration.drain_timeout
+            }
+            _ => Duration(rng.random_range(1..=total.as_seconds().max(1))),
+        };
+        (
+            at + stall,
+            Outcome::Failed(Note::error(code.code.clone(), code.message.clone())),
+        )
+    }
+
+    /// Did this attempt reach a release marked bad, and does it fail because of it?
+    fn bad_release_hit(
+        &self,
+        control_plane: Option<KubernetesVersion>,
+        pools: &[(usize, NodeImageVersion)],
+        member: MemberId,
+        keys: [u64; 3],
+    ) -> Option<(String, String)> {
+        let m = &self.fleet[member.index()];
+        for bad in &self.models.bad_releases {
+            let hits = control_plane.is_some_and(|v| v.to_string() == bad.version)
+                || pools.iter().any(|(_, t)| t.as_str() == bad.version);
+            if !hits || !bad.selector.as_ref().is_none_or(|s| s.matches(&m.labels)) {
+                continue;
+            }
+            // Stream keyed by the member and the release, not the run: the same clusters are hurt by a
+            // bad release whatever strategy delivers it (common random numbers).
+            let mut rng = self
+                .tree
+                .stream(Purpose::BadRelease, [keys[0], name_key(&bad.version), 0]);
+            let draw: f64 = rng.random();
+            if draw < bad.failure_fraction {
+                return Some((bad.code.clone(), bad.message.clone()));
+            }
+            return None;
+        }
+        None
+    }
+
+    /// Whether the attempt reaches a bad release at all (blast radius counts exposure, not failure).
+    fn exposes_bad_release(
+        &self,
+        control_plane: Option<KubernetesVersion>,
+        pools: &[(usize, NodeImageVersion, Duration)],
+        member: MemberId,
+    ) -> bool {
+        let m = &self.fleet[member.index()];
+        self.models.bad_releases.iter().any(|bad| {
+            let hits = control_plane.is_some_and(|v| v.to_string() == bad.version)
+                || pools.iter().any(|(_, t, _)| t.as_str() == bad.version);
+            hits && bad.selector.as_ref().is_none_or(|s| s.matches(&m.labels))
+        })
+    }
+
+    /// The `Completed` message listing pools already at or ahead of target (MONITOR sample).
+    fn completion_note(&self, run: RunId, member: MemberId, now: Time) -> Note {
+        let m = &self.fleet[member.index()];
+        let targets = self.pool_targets(run, member, now);
+        let current: Vec<String> = m
+            .node_pools
+            .iter()
+            .zip(&targets)
+            .zip(&self.members[member.index()].pools)
+            .filter_map(|((pool, target), state)| {
+                let target = target.as_ref()?;
+                (!Self::behind(&state.image, target)).then(|| {
+                    format!(
+                        "{}: current node image version \"{}\" is already at or ahead of target \"{}\"",
+                        pool.name,
+                        state.image.as_ref().map_or("", |i| i.as_str()),
+                        target
+                    )
+                })
+            })
+            .collect();
+        if current.is_empty() {
+            Note::default()
+        } else {
+            Note::message(format!(
+                "Skipped upgrade of following agent pool(s): {}",
+                current.join("; ")
+            ))
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn begin(
+        &mut self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+        attempt: Attempt,
+        control_plane: Option<(KubernetesVersion, Duration)>,
+        pools: Vec<(usize, NodeImageVersion, Duration)>,
+        mut record: UpgradeRecord,
+    ) -> Attempt {
+        if !record.received_bad_release {
+            record.received_bad_release =
+                self.exposes_bad_release(control_plane.map(|c| c.0), &pools, member);
+        }
+        if self.members[member.index()].busy_with.is_none() {
+            self.members[member.index()].busy_with = Some(run);
+        }
+        self.in_flight.insert(
+            (run, member),
+            InFlight {
+                started: now,
+                control_plane,
+                pools,
+                record,
+            },
+        );
+        attempt
+    }
+
+    /// The attempt ended: apply what finished before the end (a failed upgrade keeps the components
+    /// it completed) and return what changed.
+    pub fn finish_upgrade(
+        &mut self,
+        run: RunId,
+        member: MemberId,
+        outcome: &Outcome,
+        now: Time,
+    ) -> UpgradeRecord {
+        let flight = self
+            .in_flight
+            .remove(&(run, member))
+            .expect("finish follows start");
+        let state = &mut self.members[member.index()];
+        if state.busy_with == Some(run) {
+            state.busy_with = None;
+        }
+        let completed = matches!(outcome, Outcome::Completed(_));
+        let elapsed = now - flight.started;
+        let mut record = flight.record;
+        if let Some((version, done)) = flight.control_plane
+            && (completed || elapsed >= done)
+        {
+            state.kubernetes_version = version;
+        }
+        let pools = &self.fleet[member.index()].node_pools;
+        for (i, target, done) in flight.pools {
+            if completed || elapsed >= done {
+                let from = state.pools[i].image.replace(target.clone());
+                state.pools[i].from_snapshot = false;
+                record.pools.push(PoolChange {
+                    pool: pools[i].name.clone(),
+                    from,
+                    to: Some(target),
+                });
+            }
+        }
+        if completed
+            && let Some(v) = self.runs[run as usize]
+                .spec
+                .kubernetes_version
+                .filter(|_| self.runs[run as usize].spec.kind.touches_control_plane())
+        {
+            state.kubernetes_version = state.kubernetes_version.max(v);
+        }
+        record.to_version = state.kubernetes_version;
+        record
+    }
+
+    pub fn is_busy(&self, member: MemberId) -> bool {
+        self.members[member.index()].busy_with.is_some()
+    }
+}
+
+/// AKS default `maxSurge`: 10 % for Kubernetes ≥ 1.32, else 1 node (aks-models.md §4.1).
+pub fn default_surge(version: KubernetesVersion) -> Surge {
+    if version >= KubernetesVersion::new(1, 32, 0) {
+        Surge::Percent(10)
+    } else {
+        Surge::Nodes(1)
+    }
+}
+
+impl Facts for World<'_> {
+    fn has_window(&mut self, run: RunId, member: MemberId) -> bool {
+        self.window_for(run, member).is_some()
+    }
+
+    fn window_class(&mut self, run: RunId, member: MemberId, now: Time) -> WindowClass {
+        class_of(
+            self.window_for(run, member),
+            now,
+            self.settings.window_lookahead,
+        )
+    }
+
+    fn already_at_target(&mut self, run: RunId, member: MemberId, now: Time) -> Option<Note> {
+        let spec = &self.runs[run as usize].spec;
+        let current = self.members[member.index()].kubernetes_version;
+        let k8s_done = match spec.kubernetes_version {
+            Some(target) if spec.kind.touches_control_plane() => current >= target,
+            _ => true,
+        };
+        if !k8s_done {
+            return None;
+        }
+        let targets = self.pool_targets(run, member, now);
+        let pools_done =
+            targets
+                .iter()
+                .zip(&self.members[member.index()].pools)
+                .all(|(target, state)| {
+                    target
+                        .as_ref()
+                        .is_none_or(|t| !Self::behind(&state.image, t))
+                });
+        if !pools_done {
+            return None;
+        }
+        let message = match (spec.kind, spec.kubernetes_version) {
+            (UpgradeType::ControlPlaneOnly, Some(t)) => {
+                format!("Kubernetes version {current} is already at or ahead of target {t}")
+            }
+            (UpgradeType::Full, Some(t)) => format!(
+                "Kubernetes version {current} is already at or ahead of target {t} and every agent pool's node image is already at or ahead of target"
+            ),
+            _ => "every agent pool's node image is already at or ahead of target".to_string(),
+        };
+        Some(Note::message(message))
+    }
+
+    fn validation_skip(&mut self, run: RunId, member: MemberId) -> Option<Note> {
+        if self.settings.minor_skip != MinorSkipRule::Skip {
+            return None;
+        }
+        let target = self.minor_skip_blocked(run, member)?;
+        let current = self.members[member.index()].kubernetes_version;
+        Some(Note::error(
+            "UpgradeVersionSkipNotAllowed",
+            format!(
+                "upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do"
+            ),
+        ))
+    }
+
+    fn missing_consistent_image(&mut self, run: RunId, member: MemberId) -> Option<Note> {
+        let context = &self.runs[run as usize];
+        if context.spec.images != ImageSelection::Consistent || !context.spec.kind.touches_pools() {
+            return None;
+        }
+        let selected = context.selected_images.as_ref()?;
+        let m = &self.fleet[member.index()];
+        let pool = m.node_pools.iter().find(|p| {
+            !selected.contains_key(&p.image_family)
+                && !(context.spec.security_patch && p.os_sku.is_windows())
+        })?;
+        Some(Note::message(format!(
+            "no consistent node image version was selected for image family \"{}\" of agent pool {}",
+            pool.image_family, pool.name
+        )))
+    }
+
+    fn not_available(
+        &mut self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+    ) -> Option<(Note, Option<Time>)> {
+        let spec = &self.runs[run as usize].spec;
+        let m = &self.fleet[member.index()];
+        let current = self.members[member.index()].kubernetes_version;
+        if let Some(target) = spec
+            .kubernetes_version
+            .filter(|t| spec.kind.touches_control_plane() && *t > current)
+        {
+            let at = self.releases.kubernetes_available_at(target, &m.region);
+            if at.is_none_or(|t| t > now) {
+                let message = format!(
+                    "target Kubernetes version \"{target}\" is not available in region \"{}\"",
+                    m.region
+                );
+                return Some((Note::error("KubernetesVersionNotAvailable", message), at));
+            }
+        }
+        if matches!(spec.images, ImageSelection::Latest) {
+            return None;
+        }
+        let targets = self.pool_targets(run, member, now);
+        for ((pool, target), state) in m
+            .node_pools
+            .iter()
+            .zip(&targets)
+            .zip(&self.members[member.index()].pools)
+        {
+            let Some(target) = target else { continue };
+            if !Self::behind(&state.image, target) {
+                continue;
+            }
+            let at = self.releases.image_available_at(target, &m.region);
+            if at.is_none_or(|t| t > now) {
+                let message = format!(
+                    "target upgrade node image version \"{target}\" for agent pool {} is not available in region \"{}\"",
+                    pool.name, m.region
+                );
+                return Some((Note::error("NodeImageVersionNotAvailable", message), at));
+            }
+        }
+        None
+    }
+
+    fn window_closed(
+        &mut self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+    ) -> Option<(Note, Option<Time>)> {
+        let window = self.window_for(run, member)?;
+        let kind = if self.runs[run as usize].spec.kind == UpgradeType::NodeImageOnly
+            || self.runs[run as usize].spec.security_patch
+        {
+            "aksManagedNodeOSUpgradeSchedule"
+        } else {
+            "aksManagedAutoUpgradeSchedule"
+        };
+        match window.state_at(now) {
+            WindowState::Open { .. } => None,
+            WindowState::Closed { next_open: Some(t) } => Some((
+                Note::message(format!(
+                    "maintenance window {kind} is closed; it next opens at {t}"
+                )),
+                Some(t),
+            )),
+            WindowState::Closed { next_open: None } => Some((
+                Note::message(format!(
+                    "maintenance window {kind} is closed and does not open again"
+                )),
+                None,
+            )),
+        }
+    }
+}
+
+/// Shared, cheap-to-clone text.
+pub type Text = Arc<str>;
