@@ -5,5 +5,7 @@
 pub mod engine;
 pub mod fleet;
 pub mod orchestrator;
+pub mod report;
 pub mod scenario;
+pub mod simulation;
 pub mod world;

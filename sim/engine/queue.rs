@@ -64,27 +64,17 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue {
-            heap: BinaryHeap::new(),
-            next_sequence: 0,
-        }
+        EventQueue { heap: BinaryHeap::new(), next_sequence: 0 }
     }
 }
 
 impl<E> EventQueue<E> {
     pub fn with_capacity(capacity: usize) -> Self {
-        EventQueue {
-            heap: BinaryHeap::with_capacity(capacity),
-            next_sequence: 0,
-        }
+        EventQueue { heap: BinaryHeap::with_capacity(capacity), next_sequence: 0 }
     }
 
     pub fn push(&mut self, time: Time, phase: Phase, event: E) -> EventKey {
-        let key = EventKey {
-            time,
-            phase,
-            sequence: self.next_sequence,
-        };
+        let key = EventKey { time, phase, sequence: self.next_sequence };
         self.next_sequence += 1;
         self.heap.push(Entry { key, event });
         key
@@ -128,10 +118,7 @@ mod tests {
         q.push(Time(10), Phase::MemberCompletion, "done-b@10");
         q.push(Time(10), Phase::StartsAndActions, "stop@10");
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
-        assert_eq!(
-            order,
-            ["poll@5", "done-a@10", "done-b@10", "stop@10", "timer@10"]
-        );
+        assert_eq!(order, ["poll@5", "done-a@10", "done-b@10", "stop@10", "timer@10"]);
     }
 
     #[test]

@@ -52,9 +52,7 @@ pub struct SeedTree {
 impl SeedTree {
     /// `seed` is the scenario seed; `replication` numbers the replications of a sweep (0 for `run`).
     pub fn new(seed: u64, replication: u64) -> SeedTree {
-        SeedTree {
-            root: mix64(mix64(seed) ^ mix64(replication.wrapping_add(0x5EED))),
-        }
+        SeedTree { root: mix64(mix64(seed) ^ mix64(replication.wrapping_add(0x5EED))) }
     }
 
     /// The stream for `purpose` and an entity identified by up to three keys (e.g. member name key,
@@ -62,10 +60,7 @@ impl SeedTree {
     pub fn stream(&self, purpose: Purpose, keys: [u64; 3]) -> ChaCha8Rng {
         let mut words = [0u64; 4];
         let mut state = mix64(self.root ^ (purpose as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-        for (word, key) in words
-            .iter_mut()
-            .zip([keys[0], keys[1], keys[2], 0x0123_4567_89AB_CDEF])
-        {
+        for (word, key) in words.iter_mut().zip([keys[0], keys[1], keys[2], 0x0123_4567_89AB_CDEF]) {
             state = mix64(state ^ key);
             *word = state;
         }
@@ -90,9 +85,7 @@ mod tests {
         let tree = SeedTree::new(7, 0);
         let mut s = tree.stream(Purpose::UpgradeDuration, [name_key("m1"), 0, 0]);
         let first = s.next_u64();
-        let again = tree
-            .stream(Purpose::UpgradeDuration, [name_key("m1"), 0, 0])
-            .next_u64();
+        let again = tree.stream(Purpose::UpgradeDuration, [name_key("m1"), 0, 0]).next_u64();
         assert_eq!(first, again);
         let unit: f64 = tree.stream(Purpose::UpgradeFailure, [1, 2, 3]).random();
         assert!((0.0..1.0).contains(&unit));
@@ -105,13 +98,7 @@ mod tests {
         let base = draw(tree, Purpose::UpgradeDuration, [1, 0, 0]);
         assert_ne!(base, draw(tree, Purpose::UpgradeFailure, [1, 0, 0]));
         assert_ne!(base, draw(tree, Purpose::UpgradeDuration, [2, 0, 0]));
-        assert_ne!(
-            base,
-            draw(SeedTree::new(7, 1), Purpose::UpgradeDuration, [1, 0, 0])
-        );
-        assert_ne!(
-            base,
-            draw(SeedTree::new(8, 0), Purpose::UpgradeDuration, [1, 0, 0])
-        );
+        assert_ne!(base, draw(SeedTree::new(7, 1), Purpose::UpgradeDuration, [1, 0, 0]));
+        assert_ne!(base, draw(SeedTree::new(8, 0), Purpose::UpgradeDuration, [1, 0, 0]));
     }
 }

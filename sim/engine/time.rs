@@ -40,8 +40,7 @@ impl Duration {
     /// Parses `"1h30m"`, `"45s"`, `"2d"`, `"90m"`, `"0s"`: one or more `<integer><unit>` parts with
     /// units `d`, `h`, `m`, `s`, each unit at most once and in that order.
     pub fn parse(text: &str) -> Result<Duration, String> {
-        let bad =
-            || format!("\"{text}\" is not a duration like \"90m\", \"1h30m\", \"2d\" or \"45s\"");
+        let bad = || format!("\"{text}\" is not a duration like \"90m\", \"1h30m\", \"2d\" or \"45s\"");
         if text.is_empty() {
             return Err(bad());
         }
@@ -60,10 +59,7 @@ impl Duration {
             }
             let value: i64 = digits.parse().map_err(|_| bad())?;
             let scale = [86_400, 3_600, 60, 1][position];
-            total = value
-                .checked_mul(scale)
-                .and_then(|v| total.checked_add(v))
-                .ok_or_else(bad)?;
+            total = value.checked_mul(scale).and_then(|v| total.checked_add(v)).ok_or_else(bad)?;
             digits.clear();
             next_unit = position + 1;
         }
@@ -144,8 +140,7 @@ impl Time {
 
     /// RFC 3339 in UTC with a `Z` suffix and whole seconds, the form every output uses.
     pub fn to_rfc3339(self) -> String {
-        self.to_datetime()
-            .to_rfc3339_opts(SecondsFormat::Secs, true)
+        self.to_datetime().to_rfc3339_opts(SecondsFormat::Secs, true)
     }
 }
 
@@ -161,14 +156,9 @@ mod tests {
 
     #[test]
     fn durations_parse_and_print() {
-        for (text, seconds) in [
-            ("0s", 0),
-            ("45s", 45),
-            ("90m", 5400),
-            ("1h30m", 5400),
-            ("2d", 172_800),
-            ("1d2h3m4s", 93_784),
-        ] {
+        for (text, seconds) in
+            [("0s", 0), ("45s", 45), ("90m", 5400), ("1h30m", 5400), ("2d", 172_800), ("1d2h3m4s", 93_784)]
+        {
             assert_eq!(Duration::parse(text), Ok(Duration(seconds)), "{text}");
         }
         assert_eq!(Duration(5400).to_string(), "1h30m");

@@ -13,11 +13,7 @@ pub struct KubernetesVersion {
 
 impl KubernetesVersion {
     pub const fn new(major: u32, minor: u32, patch: u32) -> KubernetesVersion {
-        KubernetesVersion {
-            major,
-            minor,
-            patch,
-        }
+        KubernetesVersion { major, minor, patch }
     }
 
     /// Parses `1.33.2` (an optional leading `v` is accepted, as `kubectl` prints it).
@@ -25,26 +21,15 @@ impl KubernetesVersion {
         let bad = || format!("\"{text}\" is not a Kubernetes version like \"1.33.2\"");
         let body = text.strip_prefix('v').unwrap_or(text);
         let parts: Vec<&str> = body.split('.').collect();
-        if parts.len() != 3
-            || parts
-                .iter()
-                .any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()))
-        {
+        if parts.len() != 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
             return Err(bad());
         }
         let number = |p: &str| p.parse::<u32>().map_err(|_| bad());
-        Ok(KubernetesVersion::new(
-            number(parts[0])?,
-            number(parts[1])?,
-            number(parts[2])?,
-        ))
+        Ok(KubernetesVersion::new(number(parts[0])?, number(parts[1])?, number(parts[2])?))
     }
 
     pub fn minor_version(self) -> MinorVersion {
-        MinorVersion {
-            major: self.major,
-            minor: self.minor,
-        }
+        MinorVersion { major: self.major, minor: self.minor }
     }
 }
 
@@ -71,10 +56,7 @@ impl MinorVersion {
             }
             p.parse::<u32>().map_err(|_| bad())
         };
-        Ok(MinorVersion {
-            major: number(major)?,
-            minor: number(minor)?,
-        })
+        Ok(MinorVersion { major: number(major)?, minor: number(minor)? })
     }
 
     /// How many minors `self` is behind `other` (0 when equal or ahead). Majors count as 100 minors,
@@ -125,11 +107,7 @@ impl NodeImageVersion {
                 }
             })
             .collect::<Result<Vec<u64>, String>>()?;
-        Ok(NodeImageVersion {
-            text: text.to_string(),
-            family_len: family.len(),
-            parts,
-        })
+        Ok(NodeImageVersion { text: text.to_string(), family_len: family.len(), parts })
     }
 
     pub fn family(&self) -> &str {
@@ -174,12 +152,7 @@ mod tests {
         for bad in ["1.33", "1.33.x", "", "1..2", "1.2.3.4"] {
             assert!(KubernetesVersion::parse(bad).is_err(), "{bad}");
         }
-        assert_eq!(
-            MinorVersion::parse("1.28")
-                .unwrap()
-                .minors_behind(MinorVersion::parse("1.30").unwrap()),
-            2
-        );
+        assert_eq!(MinorVersion::parse("1.28").unwrap().minors_behind(MinorVersion::parse("1.30").unwrap()), 2);
     }
 
     #[test]
@@ -188,10 +161,7 @@ mod tests {
         let a = i("AKSUbuntu-2204gen2containerd-202602.13.5");
         assert_eq!(a.family(), "AKSUbuntu-2204gen2containerd");
         assert_eq!(a.version(), "202602.13.5");
-        assert_eq!(
-            a.compare(&i("AKSUbuntu-2204gen2containerd-202602.13.10")),
-            Some(Ordering::Less)
-        );
+        assert_eq!(a.compare(&i("AKSUbuntu-2204gen2containerd-202602.13.10")), Some(Ordering::Less));
         assert_eq!(a.compare(&i("AKSAzureLinux-V3gen2-202602.13.5")), None);
         let w = i("AKSWindows-2022-containerd-20348.3207.250214");
         assert_eq!(w.family(), "AKSWindows-2022-containerd");

@@ -39,22 +39,12 @@ pub enum Recurrence {
     Daily { interval_days: u32 },
     /// On `day_of_week` in every `interval_weeks`-th Monday–Sunday week, the anchor's week being
     /// week 0.
-    Weekly {
-        interval_weeks: u32,
-        day_of_week: Weekday,
-    },
+    Weekly { interval_weeks: u32, day_of_week: Weekday },
     /// On day `day_of_month` of every `interval_months`-th month from the anchor's month;
     /// a month without that day is skipped.
-    AbsoluteMonthly {
-        interval_months: u32,
-        day_of_month: u32,
-    },
+    AbsoluteMonthly { interval_months: u32, day_of_month: u32 },
     /// On the `week_index` `day_of_week` of every `interval_months`-th month from the anchor's month.
-    RelativeMonthly {
-        interval_months: u32,
-        day_of_week: Weekday,
-        week_index: WeekIndex,
-    },
+    RelativeMonthly { interval_months: u32, day_of_week: Weekday, week_index: WeekIndex },
 }
 
 /// Which of a month's weekdays a relative-monthly window uses: `First`…`Fourth` are the ones on
@@ -122,13 +112,9 @@ impl MaintenanceWindow {
     /// Whether the window is open at `t` and until when, or when it opens next.
     pub fn state_at(&self, t: Time) -> WindowState {
         if self.is_open(t) {
-            WindowState::Open {
-                until: Time(self.open_until(t.0)),
-            }
+            WindowState::Open { until: Time(self.open_until(t.0)) }
         } else {
-            WindowState::Closed {
-                next_open: self.next_opening(t),
-            }
+            WindowState::Closed { next_open: self.next_opening(t) }
         }
     }
 
@@ -277,8 +263,7 @@ impl MaintenanceWindow {
         }
         let duration = self.duration_seconds();
         let mut until = t;
-        let mut day =
-            self.first_occurrence_day(self.first_day_ending_after(t), self.last_day_starting_by(t));
+        let mut day = self.first_occurrence_day(self.first_day_ending_after(t), self.last_day_starting_by(t));
         // Occurrences covering `t`, then each one starting before the stretch ends.
         while let Some(d) = day {
             until = until.max(self.occurrence_start(d) + duration);
@@ -303,10 +288,7 @@ impl MaintenanceWindow {
                 let period = i64::from(interval_days.max(1));
                 anchor + ceil_div(from_day - anchor, period) * period
             }
-            Recurrence::Weekly {
-                interval_weeks,
-                day_of_week,
-            } => {
+            Recurrence::Weekly { interval_weeks, day_of_week } => {
                 // Week 0 is the Monday–Sunday week holding the anchor; its `day_of_week` may fall
                 // before the anchor, but `from_day >= anchor` rules that date out.
                 let week0_day = anchor - i64::from(self.anchor.weekday().num_days_from_monday())
@@ -314,12 +296,10 @@ impl MaintenanceWindow {
                 let period = 7 * i64::from(interval_weeks.max(1));
                 week0_day + ceil_div(from_day - week0_day, period).max(0) * period
             }
-            Recurrence::AbsoluteMonthly {
-                interval_months, ..
+            Recurrence::AbsoluteMonthly { interval_months, .. }
+            | Recurrence::RelativeMonthly { interval_months, .. } => {
+                return self.first_monthly_day(interval_months, from_day, last_day);
             }
-            | Recurrence::RelativeMonthly {
-                interval_months, ..
-            } => return self.first_monthly_day(interval_months, from_day, last_day),
         };
         (day <= last_day).then_some(day)
     }
@@ -351,11 +331,7 @@ impl MaintenanceWindow {
                 let date = NaiveDate::from_ymd_opt(first.year(), first.month(), day_of_month)?;
                 Some(day_number(date))
             }
-            Recurrence::RelativeMonthly {
-                day_of_week,
-                week_index,
-                ..
-            } => {
+            Recurrence::RelativeMonthly { day_of_week, week_index, .. } => {
                 let target = i64::from(day_of_week.num_days_from_monday());
                 let first_day = day_number(first);
                 let weeks = match week_index {
@@ -381,12 +357,9 @@ impl MaintenanceWindow {
     /// midnight after the last (aks-models.md §1.2: +02:00 and 2022-12-23..2023-01-03 block
     /// 2022-12-22T22:00Z to 2023-01-03T22:00Z).
     fn blackouts(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
-        self.not_allowed.iter().map(|(start, end)| {
-            (
-                self.local_midnight(day_number(*start)),
-                self.local_midnight(day_number(*end) + 1),
-            )
-        })
+        self.not_allowed
+            .iter()
+            .map(|(start, end)| (self.local_midnight(day_number(*start)), self.local_midnight(day_number(*end) + 1)))
     }
 
     fn in_blackout(&self, t: i64) -> bool {
@@ -399,12 +372,7 @@ impl MaintenanceWindow {
     fn blackout_end(&self, t: i64) -> Option<i64> {
         let mut end = None;
         let mut at = t;
-        while let Some(next) = self
-            .blackouts()
-            .filter(|(s, e)| *s <= at && at < *e)
-            .map(|(_, e)| e)
-            .max()
-        {
+        while let Some(next) = self.blackouts().filter(|(s, e)| *s <= at && at < *e).map(|(_, e)| e).max() {
             end = Some(next);
             at = next;
         }
@@ -412,10 +380,7 @@ impl MaintenanceWindow {
     }
 
     fn next_blackout_start(&self, t: i64) -> Option<i64> {
-        self.blackouts()
-            .filter(|(s, e)| *s > t && s < e)
-            .map(|(s, _)| s)
-            .min()
+        self.blackouts().filter(|(s, e)| *s > t && s < e).map(|(s, _)| s).min()
     }
 }
 
@@ -446,9 +411,7 @@ fn day_number(date: NaiveDate) -> i64 {
 }
 
 fn date_of(day: i64) -> Option<NaiveDate> {
-    i32::try_from(day + UNIX_EPOCH_DAYS_FROM_CE)
-        .ok()
-        .and_then(NaiveDate::from_num_days_from_ce_opt)
+    i32::try_from(day + UNIX_EPOCH_DAYS_FROM_CE).ok().and_then(NaiveDate::from_num_days_from_ce_opt)
 }
 
 /// Day of the week of day number `day`, 0 = Monday (1970-01-01 was a Thursday).
@@ -492,25 +455,15 @@ mod tests {
     }
 
     fn weekly(interval_weeks: u32, day_of_week: Weekday) -> Recurrence {
-        Recurrence::Weekly {
-            interval_weeks,
-            day_of_week,
-        }
+        Recurrence::Weekly { interval_weeks, day_of_week }
     }
 
     fn absolute(interval_months: u32, day_of_month: u32) -> Recurrence {
-        Recurrence::AbsoluteMonthly {
-            interval_months,
-            day_of_month,
-        }
+        Recurrence::AbsoluteMonthly { interval_months, day_of_month }
     }
 
     fn relative(interval_months: u32, day_of_week: Weekday, week_index: WeekIndex) -> Recurrence {
-        Recurrence::RelativeMonthly {
-            interval_months,
-            day_of_week,
-            week_index,
-        }
+        Recurrence::RelativeMonthly { interval_months, day_of_week, week_index }
     }
 
     /// `start` is "HH:MM" local, `offset` "+HH:MM"/"-HH:MM"; blackouts are inclusive local dates.
@@ -542,24 +495,13 @@ mod tests {
 
     /// Start instants of the open intervals in `[from, to)`.
     fn starts(window: &MaintenanceWindow, from: &str, to: &str) -> Vec<String> {
-        window
-            .occurrences_between(at(from), at(to))
-            .into_iter()
-            .map(|(s, _)| s.to_rfc3339())
-            .collect()
+        window.occurrences_between(at(from), at(to)).into_iter().map(|(s, _)| s.to_rfc3339()).collect()
     }
 
     // aks-models.md §1.4, example 1: every Tuesday 01:00–05:00 UTC, blackout 2021-05-26..30.
     fn aks_example_weekly() -> MaintenanceWindow {
         let b = [("2021-05-26", "2021-05-30")];
-        win(
-            weekly(1, Weekday::Tue),
-            4,
-            "01:00",
-            "+00:00",
-            "2021-01-01",
-            &b,
-        )
+        win(weekly(1, Weekday::Tue), 4, "01:00", "+00:00", "2021-01-01", &b)
     }
 
     // aks-models.md §1.4, example 2: day 1 every 3 months, 09:00–13:00 −08:00, from 2023-01-20.
@@ -581,14 +523,7 @@ mod tests {
 
     #[test]
     fn open_at_an_instant() {
-        let crossing_utc = win(
-            weekly(3, Weekday::Fri),
-            8,
-            "00:00",
-            "+05:30",
-            "2026-04-01",
-            &[],
-        );
+        let crossing_utc = win(weekly(3, Weekday::Fri), 8, "00:00", "+05:30", "2026-04-01", &[]);
         let past_midnight = win(daily(1), 6, "22:00", "-08:00", "2026-01-01", &[]);
         let cases = [
             (aks_example_weekly(), "2021-05-04T00:59:59Z", false),
@@ -620,95 +555,28 @@ mod tests {
 
     #[test]
     fn next_opening_and_state() {
-        let erratum = win(
-            weekly(1, Weekday::Fri),
-            4,
-            "18:00",
-            "-05:00",
-            "2026-01-01",
-            &[],
-        );
+        let erratum = win(weekly(1, Weekday::Fri), 4, "18:00", "-05:00", "2026-01-01", &[]);
         let cases = [
             // SEMANTICS §11 erratum: Friday 18:00 −05:00 from early that week.
-            (
-                erratum.clone(),
-                "2026-03-30T00:00:00Z",
-                Some("2026-04-03T23:00:00Z"),
-            ),
-            (
-                erratum.clone(),
-                "2026-04-03T23:00:00Z",
-                Some("2026-04-03T23:00:00Z"),
-            ),
-            (
-                erratum.clone(),
-                "2026-04-04T01:00:00Z",
-                Some("2026-04-04T01:00:00Z"),
-            ),
-            (
-                erratum,
-                "2026-04-04T03:00:00Z",
-                Some("2026-04-10T23:00:00Z"),
-            ),
-            (
-                aks_example_weekly(),
-                "2021-05-26T00:00:00Z",
-                Some("2021-06-01T01:00:00Z"),
-            ),
+            (erratum.clone(), "2026-03-30T00:00:00Z", Some("2026-04-03T23:00:00Z")),
+            (erratum.clone(), "2026-04-03T23:00:00Z", Some("2026-04-03T23:00:00Z")),
+            (erratum.clone(), "2026-04-04T01:00:00Z", Some("2026-04-04T01:00:00Z")),
+            (erratum, "2026-04-04T03:00:00Z", Some("2026-04-10T23:00:00Z")),
+            (aks_example_weekly(), "2021-05-26T00:00:00Z", Some("2021-06-01T01:00:00Z")),
             // 2023-01-01 is before startDate; then Apr 1, Jul 1, Oct 1 at 17:00 UTC.
-            (
-                aks_example_absolute(),
-                "2023-01-01T00:00:00Z",
-                Some("2023-04-01T17:00:00Z"),
-            ),
-            (
-                aks_example_absolute(),
-                "2023-04-01T21:00:00Z",
-                Some("2023-07-01T17:00:00Z"),
-            ),
+            (aks_example_absolute(), "2023-01-01T00:00:00Z", Some("2023-04-01T17:00:00Z")),
+            (aks_example_absolute(), "2023-04-01T21:00:00Z", Some("2023-07-01T17:00:00Z")),
             // 2024-01-01 is blacked out (2023-12-23..2024-01-05); the next is 2024-04-01.
-            (
-                aks_example_absolute(),
-                "2023-10-02T00:00:00Z",
-                Some("2024-04-01T17:00:00Z"),
-            ),
+            (aks_example_absolute(), "2023-10-02T00:00:00Z", Some("2024-04-01T17:00:00Z")),
             // Every 3 days from 2026-03-01 at 22:00 +01:00 = 21:00 UTC.
-            (
-                aks_example_daily(),
-                "2026-03-02T00:00:00Z",
-                Some("2026-03-02T00:00:00Z"),
-            ),
-            (
-                aks_example_daily(),
-                "2026-03-02T03:00:00Z",
-                Some("2026-03-04T21:00:00Z"),
-            ),
-            (
-                aks_example_daily(),
-                "2026-03-05T02:59:59Z",
-                Some("2026-03-05T02:59:59Z"),
-            ),
-            (
-                aks_example_daily(),
-                "2026-03-05T03:00:00Z",
-                Some("2026-03-07T21:00:00Z"),
-            ),
+            (aks_example_daily(), "2026-03-02T00:00:00Z", Some("2026-03-02T00:00:00Z")),
+            (aks_example_daily(), "2026-03-02T03:00:00Z", Some("2026-03-04T21:00:00Z")),
+            (aks_example_daily(), "2026-03-05T02:59:59Z", Some("2026-03-05T02:59:59Z")),
+            (aks_example_daily(), "2026-03-05T03:00:00Z", Some("2026-03-07T21:00:00Z")),
             // Jan, Mar, May... last Mondays: 2026-01-26, 03-30, 05-25; local 00:00 = 18:30 UTC before.
-            (
-                aks_example_relative(),
-                "2026-01-01T00:00:00Z",
-                Some("2026-01-25T18:30:00Z"),
-            ),
-            (
-                aks_example_relative(),
-                "2026-01-26T02:30:00Z",
-                Some("2026-03-29T18:30:00Z"),
-            ),
-            (
-                aks_example_relative(),
-                "2026-04-01T00:00:00Z",
-                Some("2026-05-24T18:30:00Z"),
-            ),
+            (aks_example_relative(), "2026-01-01T00:00:00Z", Some("2026-01-25T18:30:00Z")),
+            (aks_example_relative(), "2026-01-26T02:30:00Z", Some("2026-03-29T18:30:00Z")),
+            (aks_example_relative(), "2026-04-01T00:00:00Z", Some("2026-05-24T18:30:00Z")),
         ];
         for (window, instant, expected) in cases {
             let t = at(instant);
@@ -718,13 +586,7 @@ mod tests {
             if expected == Some(t) {
                 assert!(matches!(state, WindowState::Open { .. }), "{instant}");
             } else {
-                assert_eq!(
-                    state,
-                    WindowState::Closed {
-                        next_open: expected
-                    },
-                    "{instant}"
-                );
+                assert_eq!(state, WindowState::Closed { next_open: expected }, "{instant}");
             }
         }
     }
@@ -738,21 +600,9 @@ mod tests {
         let mut chained = win(absolute(1, 1), 0, "00:00", "+00:00", "2026-01-01", &[]);
         chained.duration = Duration::days(30);
         let cases = [
-            (
-                aks_example_weekly(),
-                "2021-05-04T02:00:00Z",
-                "2021-05-04T05:00:00Z",
-            ),
-            (
-                every_other_day,
-                "2026-03-02T09:59:59Z",
-                "2026-03-02T10:00:00Z",
-            ),
-            (
-                chained.clone(),
-                "2026-01-15T00:00:00Z",
-                "2026-01-31T00:00:00Z",
-            ),
+            (aks_example_weekly(), "2021-05-04T02:00:00Z", "2021-05-04T05:00:00Z"),
+            (every_other_day, "2026-03-02T09:59:59Z", "2026-03-02T10:00:00Z"),
+            (chained.clone(), "2026-01-15T00:00:00Z", "2026-01-31T00:00:00Z"),
             (chained, "2026-02-10T00:00:00Z", "2026-03-31T00:00:00Z"),
         ];
         for (window, instant, until) in cases {
@@ -760,12 +610,7 @@ mod tests {
             assert_eq!(state, WindowState::Open { until: at(until) }, "{instant}");
         }
         let t = at("2026-05-01T00:00:00Z");
-        assert_eq!(
-            always.state_at(t),
-            WindowState::Open {
-                until: t + SEARCH_HORIZON
-            }
-        );
+        assert_eq!(always.state_at(t), WindowState::Open { until: t + SEARCH_HORIZON });
     }
 
     #[test]
@@ -781,11 +626,7 @@ mod tests {
             (None, "2021-05-04T03:00:00Z", WindowClass::NoWindow),
         ];
         for (window, instant, class) in cases {
-            assert_eq!(
-                class_of(window, at(instant), four_hours),
-                class,
-                "{instant}"
-            );
+            assert_eq!(class_of(window, at(instant), four_hours), class, "{instant}");
         }
         assert!(WindowClass::OpenNow < WindowClass::OpensSoon);
         assert!(WindowClass::OpensSoon < WindowClass::NoWindow);
@@ -841,28 +682,14 @@ mod tests {
                 at_two(absolute(3, 1), "2026-01-01"),
                 "2026-01-01T00:00:00Z",
                 "2027-01-02T00:00:00Z",
-                vec![
-                    "2026-01-01",
-                    "2026-04-01",
-                    "2026-07-01",
-                    "2026-10-01",
-                    "2027-01-01",
-                ],
+                vec!["2026-01-01", "2026-04-01", "2026-07-01", "2026-10-01", "2027-01-01"],
             ),
             // Day 31 skips the short months.
             (
                 at_two(absolute(1, 31), "2026-01-01"),
                 "2026-01-01T00:00:00Z",
                 "2027-01-01T00:00:00Z",
-                vec![
-                    "2026-01-31",
-                    "2026-03-31",
-                    "2026-05-31",
-                    "2026-07-31",
-                    "2026-08-31",
-                    "2026-10-31",
-                    "2026-12-31",
-                ],
+                vec!["2026-01-31", "2026-03-31", "2026-05-31", "2026-07-31", "2026-08-31", "2026-10-31", "2026-12-31"],
             ),
             // Every 2 months from February: Feb, Apr, Jun lack a 31st.
             (
@@ -885,12 +712,7 @@ mod tests {
                 vec!["2026-12-29", "2027-01-29", "2027-03-29"],
             ),
             // 2100 is not a leap year (century rule), 2000 was.
-            (
-                at_two(absolute(1, 29), "2100-01-30"),
-                "2100-01-01T00:00:00Z",
-                "2100-04-01T00:00:00Z",
-                vec!["2100-03-29"],
-            ),
+            (at_two(absolute(1, 29), "2100-01-30"), "2100-01-01T00:00:00Z", "2100-04-01T00:00:00Z", vec!["2100-03-29"]),
             (
                 at_two(absolute(12, 29), "2000-02-01"),
                 "2000-01-01T00:00:00Z",
@@ -1028,13 +850,8 @@ mod tests {
             ),
         ];
         for (window, from, to, intervals) in cases {
-            let expected: Vec<(Time, Time)> =
-                intervals.iter().map(|(s, e)| (at(s), at(e))).collect();
-            assert_eq!(
-                window.occurrences_between(at(from), at(to)),
-                expected,
-                "{window:?}"
-            );
+            let expected: Vec<(Time, Time)> = intervals.iter().map(|(s, e)| (at(s), at(e))).collect();
+            assert_eq!(window.occurrences_between(at(from), at(to)), expected, "{window:?}");
         }
     }
 
@@ -1054,17 +871,10 @@ mod tests {
         ] {
             assert_eq!(w.is_open(at(instant)), open, "{instant}");
         }
-        assert_eq!(
-            w.state_at(at("2022-12-22T12:00:00Z")),
-            WindowState::Open {
-                until: at("2022-12-22T22:00:00Z")
-            }
-        );
+        assert_eq!(w.state_at(at("2022-12-22T12:00:00Z")), WindowState::Open { until: at("2022-12-22T22:00:00Z") });
         assert_eq!(
             w.state_at(at("2022-12-25T00:00:00Z")),
-            WindowState::Closed {
-                next_open: Some(at("2023-01-03T22:00:00Z"))
-            }
+            WindowState::Closed { next_open: Some(at("2023-01-03T22:00:00Z")) }
         );
         assert_eq!(
             w.occurrences_between(at("2022-12-20T00:00:00Z"), at("2023-01-06T00:00:00Z")),
@@ -1079,32 +889,13 @@ mod tests {
     fn occurrence_partly_inside_a_blackout() {
         // Daily 22:00–06:00 UTC, 2026-03-10 blacked out: the Mar 9 occurrence is cut at
         // midnight, the Mar 10 one opens when the blackout ends.
-        let w = win(
-            daily(1),
-            8,
-            "22:00",
-            "+00:00",
-            "2026-03-01",
-            &[("2026-03-10", "2026-03-10")],
-        );
-        assert_eq!(
-            w.state_at(at("2026-03-09T23:00:00Z")),
-            WindowState::Open {
-                until: at("2026-03-10T00:00:00Z")
-            }
-        );
+        let w = win(daily(1), 8, "22:00", "+00:00", "2026-03-01", &[("2026-03-10", "2026-03-10")]);
+        assert_eq!(w.state_at(at("2026-03-09T23:00:00Z")), WindowState::Open { until: at("2026-03-10T00:00:00Z") });
         assert_eq!(
             w.state_at(at("2026-03-10T12:00:00Z")),
-            WindowState::Closed {
-                next_open: Some(at("2026-03-11T00:00:00Z"))
-            }
+            WindowState::Closed { next_open: Some(at("2026-03-11T00:00:00Z")) }
         );
-        assert_eq!(
-            w.state_at(at("2026-03-11T00:00:00Z")),
-            WindowState::Open {
-                until: at("2026-03-11T06:00:00Z")
-            }
-        );
+        assert_eq!(w.state_at(at("2026-03-11T00:00:00Z")), WindowState::Open { until: at("2026-03-11T06:00:00Z") });
         assert_eq!(
             w.occurrences_between(at("2026-03-09T12:00:00Z"), at("2026-03-11T12:00:00Z")),
             vec![
@@ -1113,42 +904,22 @@ mod tests {
             ]
         );
         // Overlapping and touching blackouts are passed over as one stretch.
-        let b = [
-            ("2026-03-12", "2026-03-14"),
-            ("2026-03-10", "2026-03-12"),
-            ("2026-03-15", "2026-03-15"),
-        ];
+        let b = [("2026-03-12", "2026-03-14"), ("2026-03-10", "2026-03-12"), ("2026-03-15", "2026-03-15")];
         let w = win(daily(1), 24, "00:00", "+00:00", "2026-03-01", &b);
-        assert_eq!(
-            w.next_opening(at("2026-03-11T00:00:00Z")),
-            Some(at("2026-03-16T00:00:00Z"))
-        );
+        assert_eq!(w.next_opening(at("2026-03-11T00:00:00Z")), Some(at("2026-03-16T00:00:00Z")));
     }
 
     #[test]
     fn never_opening_calendars_answer_none() {
-        let blocked = win(
-            daily(1),
-            4,
-            "02:00",
-            "+00:00",
-            "2026-01-01",
-            &[("2026-01-01", "2040-01-01")],
-        );
+        let blocked = win(daily(1), 4, "02:00", "+00:00", "2026-01-01", &[("2026-01-01", "2040-01-01")]);
         assert_eq!(blocked.next_opening(at("2026-01-01T00:00:00Z")), None);
-        assert_eq!(
-            blocked.class_at(at("2026-01-01T00:00:00Z"), OPENS_SOON_LOOKAHEAD),
-            WindowClass::Closed
-        );
+        assert_eq!(blocked.class_at(at("2026-01-01T00:00:00Z"), OPENS_SOON_LOOKAHEAD), WindowClass::Closed);
         // Day 31 every 12 months from a 30-day month never occurs.
         let never = win(absolute(12, 31), 4, "02:00", "+00:00", "2026-04-01", &[]);
         assert_eq!(never.next_opening(at("2026-01-01T00:00:00Z")), None);
         let mut empty = win(daily(1), 4, "02:00", "+00:00", "2026-01-01", &[]);
         empty.duration = Duration::ZERO;
-        assert_eq!(
-            empty.state_at(at("2026-02-01T02:00:00Z")),
-            WindowState::Closed { next_open: None }
-        );
+        assert_eq!(empty.state_at(at("2026-02-01T02:00:00Z")), WindowState::Closed { next_open: None });
         // Starting far in the future is beyond the search horizon.
         let late = win(daily(1), 4, "02:00", "+00:00", "2040-01-01", &[]);
         assert_eq!(late.next_opening(at("2026-01-01T00:00:00Z")), None);
@@ -1165,28 +936,17 @@ mod tests {
             return false;
         }
         let monday = |d: NaiveDate| d - Days::new(u64::from(d.weekday().num_days_from_monday()));
-        let months =
-            (day.year() - w.anchor.year()) * 12 + day.month() as i32 - w.anchor.month() as i32;
+        let months = (day.year() - w.anchor.year()) * 12 + day.month() as i32 - w.anchor.month() as i32;
         match w.recurrence {
-            Recurrence::Daily { interval_days } => {
-                (day - w.anchor).num_days() % i64::from(interval_days) == 0
-            }
-            Recurrence::Weekly {
-                interval_weeks,
-                day_of_week,
-            } => {
+            Recurrence::Daily { interval_days } => (day - w.anchor).num_days() % i64::from(interval_days) == 0,
+            Recurrence::Weekly { interval_weeks, day_of_week } => {
                 let weeks = (monday(day) - monday(w.anchor)).num_days() / 7;
                 day.weekday() == day_of_week && weeks % i64::from(interval_weeks) == 0
             }
-            Recurrence::AbsoluteMonthly {
-                interval_months,
-                day_of_month,
-            } => day.day() == day_of_month && months % interval_months as i32 == 0,
-            Recurrence::RelativeMonthly {
-                interval_months,
-                day_of_week,
-                week_index,
-            } => {
+            Recurrence::AbsoluteMonthly { interval_months, day_of_month } => {
+                day.day() == day_of_month && months % interval_months as i32 == 0
+            }
+            Recurrence::RelativeMonthly { interval_months, day_of_week, week_index } => {
                 let in_week = match week_index {
                     WeekIndex::First => day.day() <= 7,
                     WeekIndex::Second => (8..=14).contains(&day.day()),
@@ -1201,14 +961,9 @@ mod tests {
 
     fn oracle_open(w: &MaintenanceWindow, t: Time) -> bool {
         let offset = i64::from(w.utc_offset_minutes) * 60;
-        let local = DateTime::from_timestamp(t.0 + offset, 0)
-            .unwrap()
-            .naive_utc();
+        let local = DateTime::from_timestamp(t.0 + offset, 0).unwrap().naive_utc();
         let today = local.date();
-        if w.not_allowed
-            .iter()
-            .any(|(s, e)| *s <= today && today <= *e)
-        {
+        if w.not_allowed.iter().any(|(s, e)| *s <= today && today <= *e) {
             return false;
         }
         let back_days = w.duration.0 / 86_400 + 2;
@@ -1254,10 +1009,7 @@ mod tests {
                     start_time_minutes: start,
                     utc_offset_minutes: offset,
                     anchor: day(anchor),
-                    not_allowed: blackouts
-                        .iter()
-                        .map(|&(s, n)| (day(s), day(s + n)))
-                        .collect(),
+                    not_allowed: blackouts.iter().map(|&(s, n)| (day(s), day(s + n))).collect(),
                 }
             })
     }

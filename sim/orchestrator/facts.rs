@@ -22,17 +22,11 @@ pub struct Note {
 
 impl Note {
     pub fn message(message: impl Into<Arc<str>>) -> Note {
-        Note {
-            code: None,
-            message: Some(message.into()),
-        }
+        Note { code: None, message: Some(message.into()) }
     }
 
     pub fn error(code: impl Into<Arc<str>>, message: impl Into<Arc<str>>) -> Note {
-        Note {
-            code: Some(code.into()),
-            message: Some(message.into()),
-        }
+        Note { code: Some(code.into()), message: Some(message.into()) }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -66,11 +60,7 @@ pub enum Verdict {
     Skip(Note),
     /// c/d: `Pending`; `recheck_at` is the earliest instant the answer could change (`None`: never by
     /// itself), so polls before it can be skipped without changing any outcome.
-    Pending {
-        kind: PendingKind,
-        note: Note,
-        recheck_at: Option<Time>,
-    },
+    Pending { kind: PendingKind, note: Note, recheck_at: Option<Time> },
     /// e: `Running`.
     Start,
 }
@@ -90,19 +80,9 @@ pub trait Facts {
     /// §5.5b: `Consistent` selection without an image for one of the member's pools.
     fn missing_consistent_image(&mut self, run: RunId, member: MemberId) -> Option<Note>;
     /// §5.5c: target not yet released in the member's region → note and when it will be.
-    fn not_available(
-        &mut self,
-        run: RunId,
-        member: MemberId,
-        now: Time,
-    ) -> Option<(Note, Option<Time>)>;
+    fn not_available(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)>;
     /// §5.5d: window not open now → note naming the next opening and that opening.
-    fn window_closed(
-        &mut self,
-        run: RunId,
-        member: MemberId,
-        now: Time,
-    ) -> Option<(Note, Option<Time>)>;
+    fn window_closed(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)>;
 }
 
 /// SEMANTICS §5.5: the checks a–e in their normative order.
@@ -117,18 +97,10 @@ pub fn examine(facts: &mut dyn Facts, run: RunId, member: MemberId, now: Time) -
         return Verdict::Skip(note);
     }
     if let Some((note, recheck_at)) = facts.not_available(run, member, now) {
-        return Verdict::Pending {
-            kind: PendingKind::Availability,
-            note,
-            recheck_at,
-        };
+        return Verdict::Pending { kind: PendingKind::Availability, note, recheck_at };
     }
     if let Some((note, recheck_at)) = facts.window_closed(run, member, now) {
-        return Verdict::Pending {
-            kind: PendingKind::Window,
-            note,
-            recheck_at,
-        };
+        return Verdict::Pending { kind: PendingKind::Window, note, recheck_at };
     }
     Verdict::Start
 }

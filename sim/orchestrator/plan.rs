@@ -90,13 +90,7 @@ pub fn plan_run(
     let assignment = assign_members(strategy, members, &mut problems);
     let mut stages = Vec::with_capacity(strategy.stages.len());
     for (s, groups_members) in assignment.iter().enumerate() {
-        stages.push(resolve_stage(
-            strategy,
-            s,
-            groups_members,
-            settings,
-            &mut problems,
-        ));
+        stages.push(resolve_stage(strategy, s, groups_members, settings, &mut problems));
     }
     if !problems.is_empty() {
         return Err(problems);
@@ -109,14 +103,8 @@ pub fn plan_run(
             }
         }
     }
-    let not_selected = (0..members.len())
-        .filter(|&i| !selected[i])
-        .map(|i| MemberId(i as u32))
-        .collect();
-    Ok(RunPlan {
-        stages,
-        not_selected,
-    })
+    let not_selected = (0..members.len()).filter(|&i| !selected[i]).map(|i| MemberId(i as u32)).collect();
+    Ok(RunPlan { stages, not_selected })
 }
 
 fn one_by_one(members: &[Member], settings: PlanSettings) -> RunPlan {
@@ -137,28 +125,16 @@ fn one_by_one(members: &[Member], settings: PlanSettings) -> RunPlan {
         after_gates: Vec::new(),
         after_stage_wait: Duration::ZERO,
     };
-    RunPlan {
-        stages: vec![stage],
-        not_selected: Vec::new(),
-    }
+    RunPlan { stages: vec![stage], not_selected: Vec::new() }
 }
 
 /// Members per stage per group (an implicit group for a selector-only stage), in name order.
-fn assign_members(
-    strategy: &Strategy,
-    members: &[Member],
-    problems: &mut Vec<PlanProblem>,
-) -> Vec<Vec<Vec<MemberId>>> {
+fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<PlanProblem>) -> Vec<Vec<Vec<MemberId>>> {
     // owner[m] = the (stage, group) that selected member m first.
     let mut owner: Vec<Option<(usize, usize)>> = vec![None; members.len()];
     let mut result = Vec::with_capacity(strategy.stages.len());
     for (s, stage) in strategy.stages.iter().enumerate() {
-        let in_stage = |m: &Member| {
-            stage
-                .member_selector
-                .as_ref()
-                .is_none_or(|sel| sel.matches(&m.labels))
-        };
+        let in_stage = |m: &Member| stage.member_selector.as_ref().is_none_or(|sel| sel.matches(&m.labels));
         let group_count = stage.groups.len().max(1);
         let mut groups: Vec<Vec<MemberId>> = vec![Vec::new(); group_count];
         for (i, member) in members.iter().enumerate() {
@@ -221,11 +197,7 @@ fn resolve_stage(
 ) -> StagePlan {
     let stage = &strategy.stages[s];
     let stage_size: u32 = groups_members.iter().map(|g| g.len() as u32).sum();
-    let stage_mc = stage
-        .max_concurrency
-        .map_or(settings.stage_max_concurrency, |l| {
-            l.resolve_concurrency(stage_size)
-        });
+    let stage_mc = stage.max_concurrency.map_or(settings.stage_max_concurrency, |l| l.resolve_concurrency(stage_size));
     if stage_mc > settings.stage_max_concurrency {
         problems.push(PlanProblem {
             stage: Some(s),
@@ -237,9 +209,7 @@ fn resolve_stage(
             ),
         });
     }
-    let stage_maf = stage
-        .max_allowed_failures
-        .map_or(0, |l| l.resolve_failures(stage_size));
+    let stage_maf = stage.max_allowed_failures.map_or(0, |l| l.resolve_failures(stage_size));
     let groups = if stage.groups.is_empty() {
         // SEMANTICS §3: one implicit group governed by the stage limits, named after the stage (§11).
         vec![GroupPlan {

@@ -118,28 +118,10 @@ impl Entity {
             Entity::Run => (0, 0, 0, 0, 0),
             Entity::Stage(s) => (u32::from(s) + 1, 0, 0, 0, 0),
             Entity::Group(s, g) => (u32::from(s) + 1, 2, u32::from(g), 0, 0),
-            Entity::Member(slot) => (
-                u32::from(slot.stage) + 1,
-                2,
-                u32::from(slot.group),
-                2,
-                slot.index,
-            ),
+            Entity::Member(slot) => (u32::from(slot.stage) + 1, 2, u32::from(slot.group), 2, slot.index),
             Entity::Gate(r) => match r.group {
-                None => (
-                    u32::from(r.stage) + 1,
-                    timing_rank(r.timing),
-                    0,
-                    0,
-                    u32::from(r.index),
-                ),
-                Some(g) => (
-                    u32::from(r.stage) + 1,
-                    2,
-                    u32::from(g),
-                    timing_rank(r.timing),
-                    u32::from(r.index),
-                ),
+                None => (u32::from(r.stage) + 1, timing_rank(r.timing), 0, 0, u32::from(r.index)),
+                Some(g) => (u32::from(r.stage) + 1, 2, u32::from(g), timing_rank(r.timing), u32::from(r.index)),
             },
             Entity::Wait(s) => (u32::from(s) + 1, 4, 0, 0, 0),
         }
@@ -398,27 +380,12 @@ impl UpdateRun {
         for (s, stage) in self.stages.iter().enumerate() {
             let s = s as u16;
             let push = |refs: &mut Vec<GateRef>, group, timing, n: usize| {
-                refs.extend((0..n).map(|i| GateRef {
-                    stage: s,
-                    group,
-                    timing,
-                    index: i as u16,
-                }));
+                refs.extend((0..n).map(|i| GateRef { stage: s, group, timing, index: i as u16 }));
             };
             push(&mut refs, None, Timing::Before, stage.before_gates.len());
             for (g, group) in stage.groups.iter().enumerate() {
-                push(
-                    &mut refs,
-                    Some(g as u16),
-                    Timing::Before,
-                    group.before_gates.len(),
-                );
-                push(
-                    &mut refs,
-                    Some(g as u16),
-                    Timing::After,
-                    group.after_gates.len(),
-                );
+                push(&mut refs, Some(g as u16), Timing::Before, group.before_gates.len());
+                push(&mut refs, Some(g as u16), Timing::After, group.after_gates.len());
             }
             push(&mut refs, None, Timing::After, stage.after_gates.len());
         }
@@ -486,17 +453,8 @@ impl UpdateRun {
             if self.stages[s].groups[g].members[i].state != UpdateState::Failed {
                 continue;
             }
-            let slot = Slot {
-                stage: s as u16,
-                group: g as u16,
-                index: i as u32,
-            };
-            self.set_member_state(
-                slot,
-                UpdateState::NotStarted,
-                Note::message("retried after restart"),
-                now,
-            );
+            let slot = Slot { stage: s as u16, group: g as u16, index: i as u32 };
+            self.set_member_state(slot, UpdateState::NotStarted, Note::message("retried after restart"), now);
             let group = &mut self.stages[s].groups[g];
             group.terminal -= 1;
             group.failure_count -= 1;
@@ -537,9 +495,7 @@ impl UpdateRun {
     pub fn skip(&mut self, target: SkipTarget, now: Time) -> Result<(), String> {
         let result = match target {
             SkipTarget::Member(slot) => self.skip_member(slot, now),
-            SkipTarget::Group { stage, group } => {
-                self.skip_group(stage as usize, group as usize, now)
-            }
+            SkipTarget::Group { stage, group } => self.skip_group(stage as usize, group as usize, now),
             SkipTarget::Stage(stage) => self.skip_stage(stage as usize, now),
             SkipTarget::AfterStageWait(stage) => self.skip_wait(stage as usize, now),
         };
@@ -551,10 +507,7 @@ impl UpdateRun {
     fn skip_member(&mut self, slot: Slot, now: Time) -> Result<(), String> {
         let member = self.member(slot);
         if !matches!(member.state, UpdateState::NotStarted | UpdateState::Pending) {
-            return Err(format!(
-                "member is {}; only NotStarted and Pending members can be skipped",
-                member.state
-            ));
+            return Err(format!("member is {}; only NotStarted and Pending members can be skipped", member.state));
         }
         self.mark_member_skipped(slot, Note::message("skipped by user"), now);
         Ok(())
@@ -563,10 +516,7 @@ impl UpdateRun {
     fn skip_group(&mut self, s: usize, g: usize, now: Time) -> Result<(), String> {
         let group = &self.stages[s].groups[g];
         if group.phase == Phase::Done {
-            return Err(format!(
-                "group \"{}\" is already {}",
-                group.name, group.state
-            ));
+            return Err(format!("group \"{}\" is already {}", group.name, group.state));
         }
         self.skip_group_contents(s, g, now, "skipped by user");
         Ok(())
@@ -582,15 +532,8 @@ impl UpdateRun {
             group.note = Note::message(why);
         }
         for i in 0..self.stages[s].groups[g].members.len() {
-            let slot = Slot {
-                stage: s as u16,
-                group: g as u16,
-                index: i as u32,
-            };
-            if matches!(
-                self.member(slot).state,
-                UpdateState::NotStarted | UpdateState::Pending
-            ) {
+            let slot = Slot { stage: s as u16, group: g as u16, index: i as u32 };
+            if matches!(self.member(slot).state, UpdateState::NotStarted | UpdateState::Pending) {
                 self.mark_member_skipped(slot, Note::message(why), now);
             }
         }
@@ -601,12 +544,7 @@ impl UpdateRun {
             };
             for index in 0..count {
                 self.skip_gate(
-                    GateRef {
-                        stage: s as u16,
-                        group: Some(g as u16),
-                        timing,
-                        index: index as u16,
-                    },
+                    GateRef { stage: s as u16, group: Some(g as u16), timing, index: index as u16 },
                     now,
                     why,
                 );
@@ -619,10 +557,7 @@ impl UpdateRun {
     fn skip_stage(&mut self, s: usize, now: Time) -> Result<(), String> {
         let stage = &self.stages[s];
         if stage.phase == Phase::Done {
-            return Err(format!(
-                "stage \"{}\" is already {}",
-                stage.name, stage.state
-            ));
+            return Err(format!("stage \"{}\" is already {}", stage.name, stage.state));
         }
         self.skip_stage_contents(s, now, "skipped by user");
         self.stages[s].user_skipped = true;
@@ -636,11 +571,8 @@ impl UpdateRun {
                 self.skip_group_contents(s, g, now, why);
             }
         }
-        let gates: Vec<GateRef> = self
-            .gate_refs()
-            .into_iter()
-            .filter(|r| r.stage == s as u16 && r.group.is_none())
-            .collect();
+        let gates: Vec<GateRef> =
+            self.gate_refs().into_iter().filter(|r| r.stage == s as u16 && r.group.is_none()).collect();
         for r in gates {
             self.skip_gate(r, now, why);
         }
@@ -654,15 +586,9 @@ impl UpdateRun {
 
     fn skip_wait(&mut self, s: usize, now: Time) -> Result<(), String> {
         match &self.stages[s].wait {
-            None => Err(format!(
-                "stage \"{}\" has no after-stage wait",
-                self.stages[s].name
-            )),
+            None => Err(format!("stage \"{}\" has no after-stage wait", self.stages[s].name)),
             Some(w) if !matches!(w.state, UpdateState::NotStarted | UpdateState::Running) => {
-                Err(format!(
-                    "the after-stage wait of stage \"{}\" is already {}",
-                    self.stages[s].name, w.state
-                ))
+                Err(format!("the after-stage wait of stage \"{}\" is already {}", self.stages[s].name, w.state))
             }
             Some(_) => {
                 self.skip_wait_entity(s, now, "skipped by user");
@@ -695,10 +621,7 @@ impl UpdateRun {
 
     /// A member's upgrade ended. Failures roll up and may trip thresholds (SEMANTICS §6, §11 "Trips").
     pub fn member_finished(&mut self, slot: Slot, outcome: Outcome, now: Time) {
-        invariant!(
-            self.member(slot).state == UpdateState::Running,
-            "only running members finish"
-        );
+        invariant!(self.member(slot).state == UpdateState::Running, "only running members finish");
         let (s, g) = (slot.stage as usize, slot.group as usize);
         let failed = matches!(outcome, Outcome::Failed(_));
         let (state, note) = match outcome {
@@ -726,8 +649,7 @@ impl UpdateRun {
         stage.failure_count += 1;
         let group = &mut stage.groups[g];
         group.failure_count += 1;
-        if !group.user_skipped && !group.tripped && group.failure_count > group.max_allowed_failures
-        {
+        if !group.user_skipped && !group.tripped && group.failure_count > group.max_allowed_failures {
             group.tripped = true;
             group.note = Note::message(format!(
                 "failureCount {} exceeds maxAllowedFailures {}",
@@ -737,8 +659,7 @@ impl UpdateRun {
                 self.failure_halt = true;
             }
         }
-        if !stage.user_skipped && !stage.tripped && stage.failure_count > stage.max_allowed_failures
-        {
+        if !stage.user_skipped && !stage.tripped && stage.failure_count > stage.max_allowed_failures {
             stage.tripped = true;
             stage.note = Note::message(format!(
                 "failureCount {} exceeds maxAllowedFailures {}",
@@ -756,11 +677,7 @@ impl UpdateRun {
         match timer {
             Timer::GateDue(r) => {
                 if self.gate(r).state == UpdateState::Pending {
-                    self.complete_gate(
-                        r,
-                        now,
-                        Note::message(format!("scheduled start time {now} reached")),
-                    );
+                    self.complete_gate(r, now, Note::message(format!("scheduled start time {now} reached")));
                 }
             }
             Timer::WaitEnd(s) => {
@@ -803,9 +720,7 @@ impl UpdateRun {
     fn is_poll_instant(&self, now: Time) -> bool {
         let interval = self.settings.window_poll_interval.as_seconds();
         match self.poll_anchor {
-            Some(anchor) if interval > 0 && now >= anchor => {
-                (now - anchor).as_seconds() % interval == 0
-            }
+            Some(anchor) if interval > 0 && now >= anchor => (now - anchor).as_seconds() % interval == 0,
             _ => false,
         }
     }
@@ -876,9 +791,10 @@ impl UpdateRun {
     fn reach_stage(&mut self, s: usize, now: Time, out: &mut Vec<Command>) -> bool {
         self.stages[s].start_time = Some(now);
         let stage = &self.stages[s];
-        let nothing_to_do = stage.groups.iter().all(|g| {
-            g.phase == Phase::Done || g.members.iter().all(|m| m.state == UpdateState::Skipped)
-        });
+        let nothing_to_do = stage
+            .groups
+            .iter()
+            .all(|g| g.phase == Phase::Done || g.members.iter().all(|m| m.state == UpdateState::Skipped));
         if nothing_to_do {
             let why = if stage.groups.iter().all(|g| g.members.is_empty()) {
                 "stage has no members"
@@ -891,12 +807,7 @@ impl UpdateRun {
         let count = self.stages[s].before_gates.len();
         for index in 0..count {
             self.open_gate(
-                GateRef {
-                    stage: s as u16,
-                    group: None,
-                    timing: Timing::Before,
-                    index: index as u16,
-                },
+                GateRef { stage: s as u16, group: None, timing: Timing::Before, index: index as u16 },
                 now,
                 out,
             );
@@ -908,24 +819,14 @@ impl UpdateRun {
 
     fn finish_before_gates(&mut self, s: usize) -> bool {
         let stage = &mut self.stages[s];
-        if stage
-            .before_gates
-            .iter()
-            .all(|g| g.state == UpdateState::Completed)
-        {
+        if stage.before_gates.iter().all(|g| g.state == UpdateState::Completed) {
             stage.phase = Phase::Active;
             return true;
         }
         false
     }
 
-    fn progress_groups(
-        &mut self,
-        s: usize,
-        now: Time,
-        blocked: bool,
-        out: &mut Vec<Command>,
-    ) -> bool {
+    fn progress_groups(&mut self, s: usize, now: Time, blocked: bool, out: &mut Vec<Command>) -> bool {
         let mut changed = false;
         for g in 0..self.stages[s].groups.len() {
             changed |= self.progress_group(s, g, now, blocked, out);
@@ -933,24 +834,13 @@ impl UpdateRun {
         changed
     }
 
-    fn progress_group(
-        &mut self,
-        s: usize,
-        g: usize,
-        now: Time,
-        blocked: bool,
-        out: &mut Vec<Command>,
-    ) -> bool {
+    fn progress_group(&mut self, s: usize, g: usize, now: Time, blocked: bool, out: &mut Vec<Command>) -> bool {
         let group = &self.stages[s].groups[g];
         match group.phase {
             Phase::NotReached if !blocked => {
                 self.stages[s].groups[g].start_time = Some(now);
                 let group = &self.stages[s].groups[g];
-                if group
-                    .members
-                    .iter()
-                    .all(|m| m.state == UpdateState::Skipped)
-                {
+                if group.members.iter().all(|m| m.state == UpdateState::Skipped) {
                     let why = if group.members.is_empty() {
                         "group has no members"
                     } else {
@@ -962,12 +852,7 @@ impl UpdateRun {
                 }
                 for index in 0..group.before_gates.len() {
                     self.open_gate(
-                        GateRef {
-                            stage: s as u16,
-                            group: Some(g as u16),
-                            timing: Timing::Before,
-                            index: index as u16,
-                        },
+                        GateRef { stage: s as u16, group: Some(g as u16), timing: Timing::Before, index: index as u16 },
                         now,
                         out,
                     );
@@ -977,22 +862,14 @@ impl UpdateRun {
                 true
             }
             Phase::BeforeGates if !blocked => {
-                if group
-                    .before_gates
-                    .iter()
-                    .all(|gate| gate.state == UpdateState::Completed)
-                {
+                if group.before_gates.iter().all(|gate| gate.state == UpdateState::Completed) {
                     self.stages[s].groups[g].phase = Phase::Active;
                     return true;
                 }
                 false
             }
             Phase::Active if group.terminal as usize == group.members.len() && !group.tripped => {
-                if group
-                    .members
-                    .iter()
-                    .all(|m| m.state == UpdateState::Skipped)
-                {
+                if group.members.iter().all(|m| m.state == UpdateState::Skipped) {
                     // §11: a group whose members all end Skipped is Skipped; its afterGates never open.
                     self.skip_group_contents(s, g, now, "every member of the group is skipped");
                     self.stages[s].groups[g].user_skipped = false;
@@ -1003,12 +880,7 @@ impl UpdateRun {
                 }
                 for index in 0..group.after_gates.len() {
                     self.open_gate(
-                        GateRef {
-                            stage: s as u16,
-                            group: Some(g as u16),
-                            timing: Timing::After,
-                            index: index as u16,
-                        },
+                        GateRef { stage: s as u16, group: Some(g as u16), timing: Timing::After, index: index as u16 },
                         now,
                         out,
                     );
@@ -1018,11 +890,7 @@ impl UpdateRun {
                 true
             }
             Phase::After => {
-                if group
-                    .after_gates
-                    .iter()
-                    .all(|gate| gate.state == UpdateState::Completed)
-                {
+                if group.after_gates.iter().all(|gate| gate.state == UpdateState::Completed) {
                     let group = &mut self.stages[s].groups[g];
                     group.phase = Phase::Done;
                     group.done_state = UpdateState::Completed;
@@ -1041,22 +909,13 @@ impl UpdateRun {
         if stage.running > 0 || !stage.groups.iter().all(|g| g.phase == Phase::Done) {
             return false;
         }
-        if stage
-            .groups
-            .iter()
-            .all(|g| g.done_state == UpdateState::Skipped)
-        {
+        if stage.groups.iter().all(|g| g.done_state == UpdateState::Skipped) {
             self.skip_stage_contents(s, now, "every group of the stage is skipped");
             return true;
         }
         for index in 0..stage.after_gates.len() {
             self.open_gate(
-                GateRef {
-                    stage: s as u16,
-                    group: None,
-                    timing: Timing::After,
-                    index: index as u16,
-                },
+                GateRef { stage: s as u16, group: None, timing: Timing::After, index: index as u16 },
                 now,
                 out,
             );
@@ -1064,10 +923,7 @@ impl UpdateRun {
         if let Some(wait) = &self.stages[s].wait {
             let at = now + wait.duration;
             self.set_wait_state(s, UpdateState::Running, Note::default(), now);
-            out.push(Command::ArmTimer {
-                at,
-                timer: Timer::WaitEnd(s as u16),
-            });
+            out.push(Command::ArmTimer { at, timer: Timer::WaitEnd(s as u16) });
         }
         self.stages[s].phase = Phase::After;
         self.finish_stage(s, now);
@@ -1076,14 +932,9 @@ impl UpdateRun {
 
     fn finish_stage(&mut self, s: usize, _now: Time) -> bool {
         let stage = &mut self.stages[s];
-        let gates_done = stage
-            .after_gates
-            .iter()
-            .all(|g| g.state == UpdateState::Completed);
-        let wait_done = stage
-            .wait
-            .as_ref()
-            .is_none_or(|w| matches!(w.state, UpdateState::Completed | UpdateState::Skipped));
+        let gates_done = stage.after_gates.iter().all(|g| g.state == UpdateState::Completed);
+        let wait_done =
+            stage.wait.as_ref().is_none_or(|w| matches!(w.state, UpdateState::Completed | UpdateState::Skipped));
         if gates_done && wait_done {
             stage.phase = Phase::Done;
             stage.done_state = UpdateState::Completed;
@@ -1102,30 +953,17 @@ impl UpdateRun {
         let kind = gate.config.kind;
         self.set_gate_state(r, UpdateState::Pending, Note::default(), now);
         match kind {
-            GateKind::Approval => out.push(Command::GateOpened {
-                gate: r,
-                approval: true,
-            }),
+            GateKind::Approval => out.push(Command::GateOpened { gate: r, approval: true }),
             GateKind::ScheduledStart(config) => {
                 let due = config.next_occurrence(now, exact);
                 self.gate_mut(r).due = Some(due);
                 if due <= now {
-                    self.complete_gate(
-                        r,
-                        now,
-                        Note::message(format!("scheduled start time {due} reached")),
-                    );
+                    self.complete_gate(r, now, Note::message(format!("scheduled start time {due} reached")));
                 } else {
                     let message = format!("waiting for the scheduled start at {due}");
                     self.gate_mut(r).note = Note::message(message);
-                    out.push(Command::ArmTimer {
-                        at: due,
-                        timer: Timer::GateDue(r),
-                    });
-                    out.push(Command::GateOpened {
-                        gate: r,
-                        approval: false,
-                    });
+                    out.push(Command::ArmTimer { at: due, timer: Timer::GateDue(r) });
+                    out.push(Command::GateOpened { gate: r, approval: false });
                 }
             }
         }
@@ -1139,13 +977,7 @@ impl UpdateRun {
 
     /// §5.3 and §11 "Round-robin": passes over the groups in array order, one start per turn, the
     /// stage cap checked before each turn; a pass with no start ends scheduling.
-    fn schedule_members(
-        &mut self,
-        now: Time,
-        poll: bool,
-        facts: &mut dyn Facts,
-        out: &mut Vec<Command>,
-    ) -> bool {
+    fn schedule_members(&mut self, now: Time, poll: bool, facts: &mut dyn Facts, out: &mut Vec<Command>) -> bool {
         let s = self.current;
         if s >= self.stages.len() || self.is_blocked() {
             return false;
@@ -1154,6 +986,7 @@ impl UpdateRun {
             return false;
         }
         let mut any = false;
+        let mut skipped_any = false;
         loop {
             let mut started_in_pass = false;
             for g in 0..self.stages[s].groups.len() {
@@ -1162,24 +995,22 @@ impl UpdateRun {
                     break;
                 }
                 let group = &stage.groups[g];
-                if group.phase != Phase::Active
-                    || group.tripped
-                    || group.running >= group.max_concurrency
-                {
+                if group.phase != Phase::Active || group.tripped || group.running >= group.max_concurrency {
                     continue;
                 }
-                if self.turn(s, g, now, poll, facts, out) {
+                if self.turn(s, g, now, poll, facts, out, &mut skipped_any) {
                     started_in_pass = true;
                 }
             }
             if !started_in_pass {
-                return any;
+                return any || skipped_any;
             }
             any = true;
         }
     }
 
     /// One group's turn: examine candidates in order until one starts (§11 "Examination is lazy").
+    #[allow(clippy::too_many_arguments)]
     fn turn(
         &mut self,
         s: usize,
@@ -1188,28 +1019,23 @@ impl UpdateRun {
         poll: bool,
         facts: &mut dyn Facts,
         out: &mut Vec<Command>,
+        skipped_any: &mut bool,
     ) -> bool {
         while let Some(i) = self.next_candidate(s, g, now, poll, facts) {
-            let slot = Slot {
-                stage: s as u16,
-                group: g as u16,
-                index: i,
-            };
+            let slot = Slot { stage: s as u16, group: g as u16, index: i };
             let member_id = self.member(slot).id;
             self.stages[s].groups[g].members[i as usize].last_examined = Some(now);
             match examine(facts, self.id, member_id, now) {
-                Verdict::Skip(note) => self.mark_member_skipped(slot, note, now),
-                Verdict::Pending {
-                    kind,
-                    note,
-                    recheck_at,
-                } => self.mark_member_pending(slot, kind, note, recheck_at, now),
+                Verdict::Skip(note) => {
+                    self.mark_member_skipped(slot, note, now);
+                    *skipped_any = true;
+                }
+                Verdict::Pending { kind, note, recheck_at } => {
+                    self.mark_member_pending(slot, kind, note, recheck_at, now)
+                }
                 Verdict::Start => {
                     self.mark_member_running(slot, now);
-                    out.push(Command::Start {
-                        slot,
-                        member: member_id,
-                    });
+                    out.push(Command::Start { slot, member: member_id });
                     return true;
                 }
             }
@@ -1219,31 +1045,18 @@ impl UpdateRun {
 
     /// The first eligible candidate by (window class, name) (SEMANTICS §5.4). `NotStarted` members are
     /// always eligible; `Pending` ones only at a poll, once per instant (§11 "Polls").
-    fn next_candidate(
-        &mut self,
-        s: usize,
-        g: usize,
-        now: Time,
-        poll: bool,
-        facts: &mut dyn Facts,
-    ) -> Option<u32> {
+    fn next_candidate(&mut self, s: usize, g: usize, now: Time, poll: bool, facts: &mut dyn Facts) -> Option<u32> {
         let generation = self.generation;
         let run = self.id;
         let group = &mut self.stages[s].groups[g];
         if group.has_windows {
             return next_by_window_class(run, group, now, poll, generation, facts);
         }
-        while group.cursor < group.members.len()
-            && group.members[group.cursor].state != UpdateState::NotStarted
-        {
+        while group.cursor < group.members.len() && group.members[group.cursor].state != UpdateState::NotStarted {
             group.cursor += 1;
         }
         let not_started = (group.cursor < group.members.len()).then_some(group.cursor as u32);
-        let pending = if poll {
-            next_pending_at_poll(group, now)
-        } else {
-            None
-        };
+        let pending = if poll { next_pending_at_poll(group, now) } else { None };
         match (not_started, pending) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -1272,10 +1085,7 @@ impl UpdateRun {
             self.stages[s].groups[g].running <= self.stages[s].groups[g].max_concurrency,
             "group limit exceeded"
         );
-        invariant!(
-            self.stages[s].running <= self.stages[s].max_concurrency,
-            "stage limit exceeded"
-        );
+        invariant!(self.stages[s].running <= self.stages[s].max_concurrency, "stage limit exceeded");
     }
 
     fn mark_member_skipped(&mut self, slot: Slot, note: Note, now: Time) {
@@ -1284,14 +1094,7 @@ impl UpdateRun {
         self.stages[slot.stage as usize].groups[slot.group as usize].terminal += 1;
     }
 
-    fn mark_member_pending(
-        &mut self,
-        slot: Slot,
-        kind: PendingKind,
-        note: Note,
-        recheck_at: Option<Time>,
-        now: Time,
-    ) {
+    fn mark_member_pending(&mut self, slot: Slot, kind: PendingKind, note: Note, recheck_at: Option<Time>, now: Time) {
         let (s, g) = (slot.stage as usize, slot.group as usize);
         let previous = self.member(slot).pending_kind;
         if previous.is_some() && previous != Some(kind) {
@@ -1328,8 +1131,7 @@ impl UpdateRun {
     fn set_member_state(&mut self, slot: Slot, state: UpdateState, note: Note, _now: Time) {
         let epoch = self.epoch;
         let record = self.record;
-        let member = &mut self.stages[slot.stage as usize].groups[slot.group as usize].members
-            [slot.index as usize];
+        let member = &mut self.stages[slot.stage as usize].groups[slot.group as usize].members[slot.index as usize];
         if member.state != state && record && member.mark != epoch {
             member.mark = epoch;
             self.journal.push((Entity::Member(slot), member.state));
@@ -1496,11 +1298,7 @@ impl UpdateRun {
             && match self.settings.failure_scope {
                 FailureScope::Run => true,
                 FailureScope::Segment => {
-                    stage.running == 0
-                        && stage
-                            .groups
-                            .iter()
-                            .all(|g| g.tripped || g.phase == Phase::Done)
+                    stage.running == 0 && stage.groups.iter().all(|g| g.tripped || g.phase == Phase::Done)
                 }
             }
     }
@@ -1527,22 +1325,14 @@ impl UpdateRun {
         }
         if self.running == 0 && self.stages.iter().all(|s| s.phase == Phase::Done) {
             // "Completion wins" (§11 "Halts").
-            return if self
-                .stages
-                .iter()
-                .all(|s| s.done_state == UpdateState::Skipped)
-            {
+            return if self.stages.iter().all(|s| s.done_state == UpdateState::Skipped) {
                 UpdateState::Skipped
             } else {
                 UpdateState::Completed
             };
         }
         if self.failure_halt || self.current_stage_failed() {
-            return if self.running > 0 {
-                UpdateState::Stopping
-            } else {
-                UpdateState::Failed
-            };
+            return if self.running > 0 { UpdateState::Stopping } else { UpdateState::Failed };
         }
         if self.user_stop {
             return stopping_or_stopped(self.running);
@@ -1551,11 +1341,7 @@ impl UpdateRun {
     }
 
     fn failure_note(&self) -> Note {
-        match self
-            .stages
-            .iter()
-            .find(|s| s.state == UpdateState::Failed || s.tripped)
-        {
+        match self.stages.iter().find(|s| s.state == UpdateState::Failed || s.tripped) {
             Some(stage) => Note::message(format!(
                 "stage \"{}\" failed: failureCount {} (run total {})",
                 stage.name, stage.failure_count, self.failure_count
@@ -1573,12 +1359,7 @@ impl UpdateRun {
         for (entity, from) in std::mem::take(&mut self.journal) {
             let (to, note) = self.entity_state(entity);
             if to != from {
-                out.push(Transition {
-                    entity,
-                    from,
-                    to,
-                    note,
-                });
+                out.push(Transition { entity, from, to, note });
             }
         }
         out[start..].sort_by_key(|t| t.entity.order_key());
@@ -1619,10 +1400,7 @@ impl UpdateRun {
                 (gate.state, gate.note.clone())
             }
             Entity::Wait(s) => {
-                let wait = self.stages[s as usize]
-                    .wait
-                    .as_ref()
-                    .expect("journaled waits exist");
+                let wait = self.stages[s as usize].wait.as_ref().expect("journaled waits exist");
                 (wait.state, wait.note.clone())
             }
         }
@@ -1636,9 +1414,7 @@ impl UpdateRun {
                     if let Some(kind) = member.pending_kind {
                         let seconds = (end - member.pending_since).as_seconds();
                         match kind {
-                            PendingKind::Availability => {
-                                self.stats.pending_availability_seconds += seconds
-                            }
+                            PendingKind::Availability => self.stats.pending_availability_seconds += seconds,
                             PendingKind::Window => self.stats.pending_window_seconds += seconds,
                         }
                     }
@@ -1664,19 +1440,11 @@ impl UpdateRun {
 }
 
 fn running_or_pending(running: u32) -> UpdateState {
-    if running > 0 {
-        UpdateState::Running
-    } else {
-        UpdateState::Pending
-    }
+    if running > 0 { UpdateState::Running } else { UpdateState::Pending }
 }
 
 fn stopping_or_stopped(running: u32) -> UpdateState {
-    if running > 0 {
-        UpdateState::Stopping
-    } else {
-        UpdateState::Stopped
-    }
+    if running > 0 { UpdateState::Stopping } else { UpdateState::Stopped }
 }
 
 /// The next `Pending` member not yet examined at this poll instant, in name order.
@@ -1685,11 +1453,7 @@ fn next_pending_at_poll(group: &mut GroupRt, now: Time) -> Option<u32> {
         Some((t, next)) if t == now => next,
         _ => 0,
     };
-    let found = group
-        .pending
-        .range(from..)
-        .copied()
-        .find(|&i| group.members[i as usize].last_examined != Some(now));
+    let found = group.pending.range(from..).copied().find(|&i| group.members[i as usize].last_examined != Some(now));
     group.pending_scan = Some((now, found.map_or(u32::MAX, |i| i + 1)));
     found
 }
@@ -1705,16 +1469,13 @@ fn next_by_window_class(
     facts: &mut dyn Facts,
 ) -> Option<u32> {
     let eligible = |m: &MemberRt| {
-        m.state == UpdateState::NotStarted
-            || (poll && m.state == UpdateState::Pending && m.last_examined != Some(now))
+        m.state == UpdateState::NotStarted || (poll && m.state == UpdateState::Pending && m.last_examined != Some(now))
     };
     if group.agenda_key != Some((now, generation)) {
         group.agenda.clear();
         for (i, member) in group.members.iter().enumerate() {
             if eligible(member) {
-                group
-                    .agenda
-                    .push((facts.window_class(run, member.id, now), i as u32));
+                group.agenda.push((facts.window_class(run, member.id, now), i as u32));
             }
         }
         group.agenda.sort_unstable();
@@ -1763,29 +1524,11 @@ fn gate_guid(run_key: u64, r: GateRef) -> String {
     )
 }
 
-fn build_stage(
-    run: RunId,
-    run_key: u64,
-    s: u16,
-    plan: StagePlan,
-    facts: &mut dyn Facts,
-) -> StageRt {
+fn build_stage(run: RunId, run_key: u64, s: u16, plan: StagePlan, facts: &mut dyn Facts) -> StageRt {
     let gates = |list: Vec<GateConfig>, group: Option<u16>, timing: Timing| -> Vec<GateRt> {
         list.into_iter()
             .enumerate()
-            .map(|(i, config)| {
-                gate_rt(
-                    run,
-                    run_key,
-                    GateRef {
-                        stage: s,
-                        group,
-                        timing,
-                        index: i as u16,
-                    },
-                    config,
-                )
-            })
+            .map(|(i, config)| gate_rt(run, run_key, GateRef { stage: s, group, timing, index: i as u16 }, config))
             .collect()
     };
     let groups = plan

@@ -44,18 +44,12 @@ impl UpdateState {
 
     /// Terminal for a member: it will not be examined or started again (SEMANTICS §5.6).
     pub fn is_member_terminal(self) -> bool {
-        matches!(
-            self,
-            UpdateState::Completed | UpdateState::Failed | UpdateState::Skipped
-        )
+        matches!(self, UpdateState::Completed | UpdateState::Failed | UpdateState::Skipped)
     }
 
     /// States that carry a `completedTime` in status (SEMANTICS §11 "Status times").
     pub fn is_finished(self) -> bool {
-        matches!(
-            self,
-            UpdateState::Completed | UpdateState::Failed | UpdateState::Skipped
-        )
+        matches!(self, UpdateState::Completed | UpdateState::Failed | UpdateState::Skipped)
     }
 }
 

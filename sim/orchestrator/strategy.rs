@@ -21,9 +21,7 @@ impl Limit {
         let rule = "must be a whole number of at least 1 (\"3\") or a percentage from 1% to 100% (\"25%\")";
         match parse_limit(text) {
             Some(Limit::Count(n)) if n >= 1 && !text.starts_with('0') => Ok(Limit::Count(n)),
-            Some(Limit::Percent(p)) if (1..=100).contains(&p) && !text.starts_with('0') => {
-                Ok(Limit::Percent(p))
-            }
+            Some(Limit::Percent(p)) if (1..=100).contains(&p) && !text.starts_with('0') => Ok(Limit::Percent(p)),
             _ => Err(format!("maxConcurrency \"{text}\" {rule}")),
         }
     }
@@ -66,11 +64,7 @@ fn parse_limit(text: &str) -> Option<Limit> {
         return None;
     }
     let value: u32 = digits.parse().ok()?;
-    Some(if percent {
-        Limit::Percent(value)
-    } else {
-        Limit::Count(value)
-    })
+    Some(if percent { Limit::Percent(value) } else { Limit::Count(value) })
 }
 
 /// `scheduledStartConfiguration` of a ScheduledStart gate (SEMANTICS §7).
@@ -89,11 +83,9 @@ impl ScheduledStart {
         let offset = i64::from(self.utc_offset_minutes) * 60;
         let local = (reached + Duration(offset)).to_datetime().naive_utc();
         let time_of_day =
-            NaiveTime::from_hms_opt(self.start_minute / 60, self.start_minute % 60, 0)
-                .expect("validated HH:mm");
-        let days_ahead = (7 + self.start_day.num_days_from_monday() as i64
-            - local.weekday().num_days_from_monday() as i64)
-            % 7;
+            NaiveTime::from_hms_opt(self.start_minute / 60, self.start_minute % 60, 0).expect("validated HH:mm");
+        let days_ahead =
+            (7 + self.start_day.num_days_from_monday() as i64 - local.weekday().num_days_from_monday() as i64) % 7;
         let mut candidate = (local.date() + ChronoDuration::days(days_ahead)).and_time(time_of_day);
         let reached_local = local.with_nanosecond(0).expect("zero nanoseconds is valid");
         if candidate < reached_local || (candidate == reached_local && !exact_instant_counts) {
@@ -172,19 +164,7 @@ mod tests {
         for ok in ["1", "3", "50", "1%", "25%", "99%", "100%"] {
             assert!(Limit::parse_max_concurrency(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "0",
-            "0%",
-            "101%",
-            "01",
-            "05%",
-            "-1",
-            "1.5",
-            "",
-            "%",
-            "abc",
-            "99999999999",
-        ] {
+        for bad in ["0", "0%", "101%", "01", "05%", "-1", "1.5", "", "%", "abc", "99999999999"] {
             assert!(Limit::parse_max_concurrency(bad).is_err(), "{bad}");
         }
         for ok in ["0", "2", "0%", "10%", "100%"] {
@@ -214,45 +194,21 @@ mod tests {
     #[test]
     fn scheduled_start_next_occurrence() {
         let at = |s| Time::parse_rfc3339(s).unwrap();
-        let gate = |day, minute, offset| ScheduledStart {
-            start_day: day,
-            start_minute: minute,
-            utc_offset_minutes: offset,
-        };
+        let gate =
+            |day, minute, offset| ScheduledStart { start_day: day, start_minute: minute, utc_offset_minutes: offset };
         // Docs: Wednesday 02:00 UTC reached Monday → that Wednesday; reached Wednesday 03:00 → next week.
         let wed = gate(Weekday::Wed, 120, 0);
-        assert_eq!(
-            wed.next_occurrence(at("2026-03-02T10:00:00Z"), true),
-            at("2026-03-04T02:00:00Z")
-        );
-        assert_eq!(
-            wed.next_occurrence(at("2026-03-04T03:00:00Z"), true),
-            at("2026-03-11T02:00:00Z")
-        );
+        assert_eq!(wed.next_occurrence(at("2026-03-02T10:00:00Z"), true), at("2026-03-04T02:00:00Z"));
+        assert_eq!(wed.next_occurrence(at("2026-03-04T03:00:00Z"), true), at("2026-03-11T02:00:00Z"));
         // Exactly at the instant: counts as reached by default, else a week later.
-        assert_eq!(
-            wed.next_occurrence(at("2026-03-04T02:00:00Z"), true),
-            at("2026-03-04T02:00:00Z")
-        );
-        assert_eq!(
-            wed.next_occurrence(at("2026-03-04T02:00:00Z"), false),
-            at("2026-03-11T02:00:00Z")
-        );
+        assert_eq!(wed.next_occurrence(at("2026-03-04T02:00:00Z"), true), at("2026-03-04T02:00:00Z"));
+        assert_eq!(wed.next_occurrence(at("2026-03-04T02:00:00Z"), false), at("2026-03-11T02:00:00Z"));
         // SEMANTICS §11 erratum: Friday 18:00 −05:00 from early that week is 2026-04-03T23:00:00Z.
         let fri = gate(Weekday::Fri, 18 * 60, -300);
-        assert_eq!(
-            fri.next_occurrence(at("2026-03-30T12:00:00Z"), true),
-            at("2026-04-03T23:00:00Z")
-        );
+        assert_eq!(fri.next_occurrence(at("2026-03-30T12:00:00Z"), true), at("2026-04-03T23:00:00Z"));
         // The local date differs from the UTC date: Saturday 01:00 +09:00 is Friday 16:00 UTC.
         let sat = gate(Weekday::Sat, 60, 540);
-        assert_eq!(
-            sat.next_occurrence(at("2026-04-03T15:59:00Z"), true),
-            at("2026-04-03T16:00:00Z")
-        );
-        assert_eq!(
-            sat.next_occurrence(at("2026-04-03T16:00:30Z"), true),
-            at("2026-04-10T16:00:00Z")
-        );
+        assert_eq!(sat.next_occurrence(at("2026-04-03T15:59:00Z"), true), at("2026-04-03T16:00:00Z"));
+        assert_eq!(sat.next_occurrence(at("2026-04-03T16:00:30Z"), true), at("2026-04-10T16:00:00Z"));
     }
 }

@@ -11,20 +11,13 @@ pub struct Problem {
 
 impl Problem {
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Problem {
-        Problem {
-            path: path.into(),
-            message: message.into(),
-        }
+        Problem { path: path.into(), message: message.into() }
     }
 }
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = if self.path.is_empty() {
-            "/"
-        } else {
-            &self.path
-        };
+        let path = if self.path.is_empty() { "/" } else { &self.path };
         write!(f, "{path}: {}", self.message)
     }
 }

@@ -97,32 +97,12 @@ pub struct DateSpanDto {
     pub end: String,
 }
 
-const DAY_NAMES: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
-const WEEKDAYS: [Weekday; 7] = [
-    Weekday::Mon,
-    Weekday::Tue,
-    Weekday::Wed,
-    Weekday::Thu,
-    Weekday::Fri,
-    Weekday::Sat,
-    Weekday::Sun,
-];
+const DAY_NAMES: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
+const WEEKDAYS: [Weekday; 7] =
+    [Weekday::Mon, Weekday::Tue, Weekday::Wed, Weekday::Thu, Weekday::Fri, Weekday::Sat, Weekday::Sun];
 const WEEK_INDEX_NAMES: [&str; 5] = ["First", "Second", "Third", "Fourth", "Last"];
-const WEEK_INDEXES: [WeekIndex; 5] = [
-    WeekIndex::First,
-    WeekIndex::Second,
-    WeekIndex::Third,
-    WeekIndex::Fourth,
-    WeekIndex::Last,
-];
+const WEEK_INDEXES: [WeekIndex; 5] =
+    [WeekIndex::First, WeekIndex::Second, WeekIndex::Third, WeekIndex::Fourth, WeekIndex::Last];
 const DEFAULT_UTC_OFFSET: &str = "+00:00";
 /// SEMANTICS §2: offsets run from −14:00 to +14:00, the extremes of real time zones
 /// (aks-models.md §1.2 gives only the `±HH:mm` format).
@@ -141,19 +121,14 @@ impl MaintenanceWindowDto {
         if parse_start_time(&self.start_time).is_none() {
             problems.push(Problem::new(
                 join(path, "startTime"),
-                format!(
-                    "startTime must be a local time \"HH:mm\" from 00:00 to 23:59, not {:?}.",
-                    self.start_time
-                ),
+                format!("startTime must be a local time \"HH:mm\" from 00:00 to 23:59, not {:?}.", self.start_time),
             ));
         }
         if let Some(offset) = &self.utc_offset {
             if parse_utc_offset(offset).is_none() {
                 problems.push(Problem::new(
                     join(path, "utcOffset"),
-                    format!(
-                        "utcOffset must be \"+HH:mm\" or \"-HH:mm\" from -14:00 to +14:00, not {offset:?}."
-                    ),
+                    format!("utcOffset must be \"+HH:mm\" or \"-HH:mm\" from -14:00 to +14:00, not {offset:?}."),
                 ));
             }
         }
@@ -185,18 +160,14 @@ impl MaintenanceWindowDto {
     /// # Panics
     /// If [`validate`](Self::validate) would report a problem: call it first.
     pub fn compile(&self, scenario_start: Time) -> MaintenanceWindow {
-        self.try_compile(scenario_start)
-            .expect("compile is called only after validate() reported no problems")
+        self.try_compile(scenario_start).expect("compile is called only after validate() reported no problems")
     }
 
     fn try_compile(&self, scenario_start: Time) -> Option<MaintenanceWindow> {
-        let utc_offset_minutes =
-            parse_utc_offset(self.utc_offset.as_deref().unwrap_or(DEFAULT_UTC_OFFSET))?;
+        let utc_offset_minutes = parse_utc_offset(self.utc_offset.as_deref().unwrap_or(DEFAULT_UTC_OFFSET))?;
         let anchor = match &self.start_date {
             Some(date) => parse_date(date)?,
-            None => (scenario_start + Duration::minutes(i64::from(utc_offset_minutes)))
-                .to_datetime()
-                .date_naive(),
+            None => (scenario_start + Duration::minutes(i64::from(utc_offset_minutes))).to_datetime().date_naive(),
         };
         let not_allowed = self
             .not_allowed_dates
@@ -232,11 +203,7 @@ impl ScheduleDto {
     fn validate(&self, path: &str, problems: &mut Vec<Problem>) {
         let kinds = self.kinds_set();
         if kinds.len() != 1 {
-            let found = if kinds.is_empty() {
-                "none".to_string()
-            } else {
-                kinds.join(" and ")
-            };
+            let found = if kinds.is_empty() { "none".to_string() } else { kinds.join(" and ") };
             problems.push(Problem::new(
                 path,
                 format!(
@@ -251,14 +218,7 @@ impl ScheduleDto {
         }
         if let Some(weekly) = &self.weekly {
             let path = join(path, "weekly");
-            check_range(
-                problems,
-                &path,
-                "intervalWeeks",
-                weekly.interval_weeks,
-                1,
-                4,
-            );
+            check_range(problems, &path, "intervalWeeks", weekly.interval_weeks, 1, 4);
             check_day(problems, &path, &weekly.day_of_week);
         }
         if let Some(monthly) = &self.absolute_monthly {
@@ -286,15 +246,8 @@ impl ScheduleDto {
 
     fn recurrence(&self) -> Option<Recurrence> {
         let count = |n: i64| u32::try_from(n).ok();
-        match (
-            &self.daily,
-            &self.weekly,
-            &self.absolute_monthly,
-            &self.relative_monthly,
-        ) {
-            (Some(daily), None, None, None) => Some(Recurrence::Daily {
-                interval_days: count(daily.interval_days)?,
-            }),
+        match (&self.daily, &self.weekly, &self.absolute_monthly, &self.relative_monthly) {
+            (Some(daily), None, None, None) => Some(Recurrence::Daily { interval_days: count(daily.interval_days)? }),
             (None, Some(weekly), None, None) => Some(Recurrence::Weekly {
                 interval_weeks: count(weekly.interval_weeks)?,
                 day_of_week: parse_weekday(&weekly.day_of_week)?,
@@ -313,14 +266,7 @@ impl ScheduleDto {
     }
 }
 
-fn check_range(
-    problems: &mut Vec<Problem>,
-    path: &str,
-    field: &str,
-    value: i64,
-    min: i64,
-    max: i64,
-) {
+fn check_range(problems: &mut Vec<Problem>, path: &str, field: &str, value: i64, min: i64, max: i64) {
     if !(min..=max).contains(&value) {
         problems.push(Problem::new(
             join(path, field),
@@ -341,12 +287,7 @@ fn check_day(problems: &mut Vec<Problem>, path: &str, day: &str) {
     }
 }
 
-fn check_date(
-    problems: &mut Vec<Problem>,
-    path: &str,
-    field: &str,
-    text: &str,
-) -> Option<NaiveDate> {
+fn check_date(problems: &mut Vec<Problem>, path: &str, field: &str, text: &str) -> Option<NaiveDate> {
     let date = parse_date(text);
     if date.is_none() {
         problems.push(Problem::new(
@@ -399,11 +340,7 @@ fn parse_date(text: &str) -> Option<NaiveDate> {
     if !has_shape(text, "0000-00-00") {
         return None;
     }
-    NaiveDate::from_ymd_opt(
-        text[..4].parse().ok()?,
-        text[5..7].parse().ok()?,
-        text[8..].parse().ok()?,
-    )
+    NaiveDate::from_ymd_opt(text[..4].parse().ok()?, text[5..7].parse().ok()?, text[8..].parse().ok()?)
 }
 
 /// `text` matches `shape` byte for byte, where `0` in `shape` stands for any ASCII digit. Keeps
@@ -448,10 +385,7 @@ mod tests {
                  "durationHours":4,"utcOffset":"+00:00","startTime":"01:00",
                  "notAllowedDates":[{"start":"2021-05-26","end":"2021-05-30"}]}),
                 MaintenanceWindow {
-                    recurrence: Recurrence::Weekly {
-                        interval_weeks: 1,
-                        day_of_week: Weekday::Tue,
-                    },
+                    recurrence: Recurrence::Weekly { interval_weeks: 1, day_of_week: Weekday::Tue },
                     duration: Duration::hours(4),
                     start_time_minutes: 60,
                     utc_offset_minutes: 0,
@@ -464,10 +398,7 @@ mod tests {
                  "durationHours":4,"utcOffset":"-08:00","startTime":"09:00","startDate":"2023-01-20",
                  "notAllowedDates":[{"start":"2023-12-23","end":"2024-01-05"}]}),
                 MaintenanceWindow {
-                    recurrence: Recurrence::AbsoluteMonthly {
-                        interval_months: 3,
-                        day_of_month: 1,
-                    },
+                    recurrence: Recurrence::AbsoluteMonthly { interval_months: 3, day_of_month: 1 },
                     duration: Duration::hours(4),
                     start_time_minutes: 9 * 60,
                     utc_offset_minutes: -8 * 60,
@@ -506,10 +437,7 @@ mod tests {
                 json!({"schedule":{"weekly":{"intervalWeeks":3,"dayOfWeek":"Friday"}},"durationHours":8,
                  "utcOffset":"+05:30","startTime":"00:00"}),
                 MaintenanceWindow {
-                    recurrence: Recurrence::Weekly {
-                        interval_weeks: 3,
-                        day_of_week: Weekday::Fri,
-                    },
+                    recurrence: Recurrence::Weekly { interval_weeks: 3, day_of_week: Weekday::Fri },
                     duration: Duration::hours(8),
                     start_time_minutes: 0,
                     utc_offset_minutes: 5 * 60 + 30,
@@ -549,19 +477,12 @@ mod tests {
             let window = without(offset).compile(at(start));
             assert_eq!(window.anchor, date(anchor), "{offset:?} {start}");
         }
-        assert_eq!(
-            without(None)
-                .compile(at("2026-03-01T00:00:00Z"))
-                .utc_offset_minutes,
-            0
-        );
+        assert_eq!(without(None).compile(at("2026-03-01T00:00:00Z")).utc_offset_minutes, 0);
         // Anchored at the scenario start's date: every other day from 2026-03-01.
         let window = without(None).compile(at("2026-03-01T07:00:00Z"));
         assert_eq!(
             window.state_at(at("2026-03-01T07:00:00Z")),
-            WindowState::Closed {
-                next_open: Some(at("2026-03-03T02:00:00Z"))
-            }
+            WindowState::Closed { next_open: Some(at("2026-03-03T02:00:00Z")) }
         );
     }
 
@@ -588,10 +509,7 @@ mod tests {
             json!({"schedule":{"daily":{"intervalDays":"1"}},"durationHours":4,"startTime":"01:00"}),
             json!({"schedule":{"daily":{"intervalDays":1}},"startTime":"01:00"}),
         ] {
-            assert!(
-                serde_json::from_value::<MaintenanceWindowDto>(bad.clone()).is_err(),
-                "{bad}"
-            );
+            assert!(serde_json::from_value::<MaintenanceWindowDto>(bad.clone()).is_err(), "{bad}");
         }
     }
 
@@ -604,34 +522,19 @@ mod tests {
                 json!({"schedule": {"daily": {"intervalDays": 1}, "weekly": {"intervalWeeks": 1, "dayOfWeek": "Monday"}}}),
                 vec!["/schedule"],
             ),
-            (
-                json!({"schedule": {"daily": {"intervalDays": 0}}}),
-                vec!["/schedule/daily/intervalDays"],
-            ),
-            (
-                json!({"schedule": {"daily": {"intervalDays": 8}}}),
-                vec!["/schedule/daily/intervalDays"],
-            ),
+            (json!({"schedule": {"daily": {"intervalDays": 0}}}), vec!["/schedule/daily/intervalDays"]),
+            (json!({"schedule": {"daily": {"intervalDays": 8}}}), vec!["/schedule/daily/intervalDays"]),
             (
                 json!({"schedule": {"weekly": {"intervalWeeks": 5, "dayOfWeek": "monday"}}}),
-                vec![
-                    "/schedule/weekly/intervalWeeks",
-                    "/schedule/weekly/dayOfWeek",
-                ],
+                vec!["/schedule/weekly/intervalWeeks", "/schedule/weekly/dayOfWeek"],
             ),
             (
                 json!({"schedule": {"absoluteMonthly": {"intervalMonths": 7, "dayOfMonth": 32}}}),
-                vec![
-                    "/schedule/absoluteMonthly/intervalMonths",
-                    "/schedule/absoluteMonthly/dayOfMonth",
-                ],
+                vec!["/schedule/absoluteMonthly/intervalMonths", "/schedule/absoluteMonthly/dayOfMonth"],
             ),
             (
                 json!({"schedule": {"absoluteMonthly": {"intervalMonths": -1, "dayOfMonth": 0}}}),
-                vec![
-                    "/schedule/absoluteMonthly/intervalMonths",
-                    "/schedule/absoluteMonthly/dayOfMonth",
-                ],
+                vec!["/schedule/absoluteMonthly/intervalMonths", "/schedule/absoluteMonthly/dayOfMonth"],
             ),
             (
                 json!({"schedule": {"relativeMonthly": {"intervalMonths": 0, "dayOfWeek": "Mon", "weekIndex": "Fifth"}}}),
@@ -670,14 +573,7 @@ mod tests {
             (
                 json!({"schedule": {}, "durationHours": 0, "startTime": "", "utcOffset": "Z",
                        "startDate": "today", "notAllowedDates": [{"start": "2024-02-29", "end": "2023-02-29"}]}),
-                vec![
-                    "/schedule",
-                    "/durationHours",
-                    "/startTime",
-                    "/utcOffset",
-                    "/startDate",
-                    "/notAllowedDates/0/end",
-                ],
+                vec!["/schedule", "/durationHours", "/startTime", "/utcOffset", "/startDate", "/notAllowedDates/0/end"],
             ),
         ];
         for (change, paths) in cases {
@@ -687,10 +583,7 @@ mod tests {
                 value[key] = field.clone();
             }
             let problems = dto(value).validate(PATH);
-            let found: Vec<String> = problems
-                .iter()
-                .map(|p| p.path.trim_start_matches(PATH).to_string())
-                .collect();
+            let found: Vec<String> = problems.iter().map(|p| p.path.trim_start_matches(PATH).to_string()).collect();
             assert_eq!(found, paths, "{change}");
             for problem in &problems {
                 assert!(problem.path.starts_with(PATH), "{problem}");
@@ -737,16 +630,8 @@ mod tests {
         let properties = &schema["properties"];
         assert_eq!(properties["durationHours"]["minimum"], json!(4));
         assert_eq!(properties["durationHours"]["maximum"], json!(24));
-        assert_eq!(
-            schema["required"],
-            json!(["schedule", "durationHours", "startTime"])
-        );
-        for needle in [
-            "\"Sunday\"",
-            "\"Last\"",
-            "^\\\\d{2}:\\\\d{2}$",
-            "intervalMonths",
-        ] {
+        assert_eq!(schema["required"], json!(["schedule", "durationHours", "startTime"]));
+        for needle in ["\"Sunday\"", "\"Last\"", "^\\\\d{2}:\\\\d{2}$", "intervalMonths"] {
             assert!(text.contains(needle), "{needle} missing from {text}");
         }
     }

@@ -48,9 +48,7 @@ impl DurationDist {
         match *self {
             DurationDist::Fixed(d) => d,
             DurationDist::LogNormal { median, .. } => median,
-            DurationDist::Uniform { min, max } => {
-                Duration((min.as_seconds() + max.as_seconds()) / 2)
-            }
+            DurationDist::Uniform { min, max } => Duration((min.as_seconds() + max.as_seconds()) / 2),
         }
     }
 }
@@ -62,14 +60,9 @@ mod tests {
 
     #[test]
     fn lognormal_hits_its_median_and_p90() {
-        let dist = DurationDist::LogNormal {
-            median: Duration::minutes(10),
-            p90: Duration::minutes(25),
-        };
+        let dist = DurationDist::LogNormal { median: Duration::minutes(10), p90: Duration::minutes(25) };
         let mut rng = SeedTree::new(1, 0).stream(Purpose::UpgradeDuration, [0, 0, 0]);
-        let mut draws: Vec<i64> = (0..20_000)
-            .map(|_| dist.sample(&mut rng).as_seconds())
-            .collect();
+        let mut draws: Vec<i64> = (0..20_000).map(|_| dist.sample(&mut rng).as_seconds()).collect();
         draws.sort_unstable();
         let median = draws[draws.len() / 2] as f64;
         let p90 = draws[draws.len() * 9 / 10] as f64;
@@ -80,14 +73,8 @@ mod tests {
     #[test]
     fn fixed_and_uniform() {
         let mut rng = SeedTree::new(1, 0).stream(Purpose::Approval, [0, 0, 0]);
-        assert_eq!(
-            DurationDist::Fixed(Duration(42)).sample(&mut rng),
-            Duration(42)
-        );
-        let u = DurationDist::Uniform {
-            min: Duration(10),
-            max: Duration(20),
-        };
+        assert_eq!(DurationDist::Fixed(Duration(42)).sample(&mut rng), Duration(42));
+        let u = DurationDist::Uniform { min: Duration(10), max: Duration(20) };
         for _ in 0..100 {
             let d = u.sample(&mut rng).as_seconds();
             assert!((10..=20).contains(&d));

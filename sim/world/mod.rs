@@ -19,8 +19,8 @@ use crate::orchestrator::{Facts, GateRef, Note, Outcome, RunId};
 
 pub use dist::DurationDist;
 pub use models::{
-    BadRelease, DurationModel, FailureCode, FailureModel, FailurePoint, ForcedOutcome, Models,
-    Override, RegionalIncident,
+    BadRelease, DurationModel, FailureCode, FailureModel, FailurePoint, ForcedOutcome, Models, Override,
+    RegionalIncident,
 };
 pub use releases::{Availability, ImageRelease, KubernetesRelease, ReleaseCalendar};
 
@@ -187,10 +187,7 @@ impl<'a> World<'a> {
                 pools: m
                     .node_pools
                     .iter()
-                    .map(|p| PoolState {
-                        image: p.node_image_version.clone(),
-                        from_snapshot: p.from_snapshot,
-                    })
+                    .map(|p| PoolState { image: p.node_image_version.clone(), from_snapshot: p.from_snapshot })
                     .collect(),
                 busy_with: None,
             })
@@ -209,12 +206,7 @@ impl<'a> World<'a> {
     }
 
     /// Registers a run; its id is its position.
-    pub fn add_run(
-        &mut self,
-        name: &str,
-        spec: UpgradeSpec,
-        approval_policy: Option<DurationDist>,
-    ) -> RunId {
+    pub fn add_run(&mut self, name: &str, spec: UpgradeSpec, approval_policy: Option<DurationDist>) -> RunId {
         self.runs.push(RunContext {
             name: name.to_string(),
             spec,
@@ -238,11 +230,7 @@ impl<'a> World<'a> {
     }
 
     pub fn current_images(&self, id: MemberId) -> Vec<Option<NodeImageVersion>> {
-        self.members[id.index()]
-            .pools
-            .iter()
-            .map(|p| p.image.clone())
-            .collect()
+        self.members[id.index()].pools.iter().map(|p| p.image.clone()).collect()
     }
 
     /// `Consistent` selection at the run's first start: per image family used by the run's members,
@@ -255,20 +243,12 @@ impl<'a> World<'a> {
         {
             return;
         }
-        let mut regions: Vec<&str> = members
-            .iter()
-            .map(|m| self.fleet[m.index()].region.as_str())
-            .collect();
+        let mut regions: Vec<&str> = members.iter().map(|m| self.fleet[m.index()].region.as_str()).collect();
         regions.sort_unstable();
         regions.dedup();
         let mut families: Vec<&str> = members
             .iter()
-            .flat_map(|m| {
-                self.fleet[m.index()]
-                    .node_pools
-                    .iter()
-                    .map(|p| p.image_family.as_str())
-            })
+            .flat_map(|m| self.fleet[m.index()].node_pools.iter().map(|p| p.image_family.as_str()))
             .collect();
         families.sort_unstable();
         families.dedup();
@@ -290,10 +270,7 @@ impl<'a> World<'a> {
             | (u64::from(gate.group.map_or(0xFFFF, |g| g)) << 24)
             | ((gate.timing as u64) << 16)
             | u64::from(gate.index);
-        let mut rng = self.tree.stream(
-            Purpose::Approval,
-            [self.runs[run as usize].name_key, position, 0],
-        );
+        let mut rng = self.tree.stream(Purpose::Approval, [self.runs[run as usize].name_key, position, 0]);
         Some(policy.sample(&mut rng))
     }
 
@@ -310,12 +287,7 @@ impl<'a> World<'a> {
 
     /// Pools the run upgrades and their target images at `now` (SEMANTICS §8). `None` target: the
     /// pool is left alone.
-    fn pool_targets(
-        &self,
-        run: RunId,
-        member: MemberId,
-        now: Time,
-    ) -> Vec<Option<NodeImageVersion>> {
+    fn pool_targets(&self, run: RunId, member: MemberId, now: Time) -> Vec<Option<NodeImageVersion>> {
         let context = &self.runs[run as usize];
         let m = &self.fleet[member.index()];
         let state = &self.members[member.index()];
@@ -323,22 +295,17 @@ impl<'a> World<'a> {
             .iter()
             .zip(&state.pools)
             .map(|(pool, pool_state)| {
-                if !context.spec.kind.touches_pools()
-                    || (context.spec.security_patch && pool.os_sku.is_windows())
-                {
+                if !context.spec.kind.touches_pools() || (context.spec.security_patch && pool.os_sku.is_windows()) {
                     return None;
                 }
                 match &context.spec.images {
                     ImageSelection::Latest if pool_state.from_snapshot => None,
-                    ImageSelection::Latest => self
-                        .releases
-                        .newest_image(&pool.image_family, &m.region, now)
-                        .map(|r| r.version.clone()),
-                    ImageSelection::Consistent => context
-                        .selected_images
-                        .as_ref()
-                        .and_then(|s| s.get(&pool.image_family))
-                        .cloned(),
+                    ImageSelection::Latest => {
+                        self.releases.newest_image(&pool.image_family, &m.region, now).map(|r| r.version.clone())
+                    }
+                    ImageSelection::Consistent => {
+                        context.selected_images.as_ref().and_then(|s| s.get(&pool.image_family)).cloned()
+                    }
                     ImageSelection::Custom(versions) => versions.get(&pool.image_family).cloned(),
                 }
             })
@@ -354,14 +321,10 @@ impl<'a> World<'a> {
 
     fn minor_skip_blocked(&self, run: RunId, member: MemberId) -> Option<KubernetesVersion> {
         let spec = &self.runs[run as usize].spec;
-        let target = spec
-            .kubernetes_version
-            .filter(|_| spec.kind.touches_control_plane())?;
+        let target = spec.kubernetes_version.filter(|_| spec.kind.touches_control_plane())?;
         let m = &self.fleet[member.index()];
         let current = self.members[member.index()].kubernetes_version;
-        let behind = current
-            .minor_version()
-            .minors_behind(target.minor_version());
+        let behind = current.minor_version().minors_behind(target.minor_version());
         (behind > 1 && !m.long_term_support).then_some(target)
     }
 
@@ -393,32 +356,15 @@ impl<'a> World<'a> {
                 "another operation (update run \"{}\") is in progress on the managed cluster; concurrent operations are not allowed",
                 self.runs[other as usize].name
             );
-            return self.begin(
-                run,
-                member,
-                now,
-                immediate("OperationNotAllowed", message),
-                None,
-                Vec::new(),
-                record,
-            );
+            return self.begin(run, member, now, immediate("OperationNotAllowed", message), None, Vec::new(), record);
         }
         if m.stopped {
             let message = "the managed cluster is stopped; start it before upgrading".to_string();
-            return self.begin(
-                run,
-                member,
-                now,
-                immediate("OperationNotAllowed", message),
-                None,
-                Vec::new(),
-                record,
-            );
+            return self.begin(run, member, now, immediate("OperationNotAllowed", message), None, Vec::new(), record);
         }
         if let Some(target) = self.minor_skip_blocked(run, member) {
-            let message = format!(
-                "upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do"
-            );
+            let message =
+                format!("upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do");
             return self.begin(
                 run,
                 member,
@@ -460,10 +406,8 @@ impl<'a> World<'a> {
                 );
             }
         }
-        let control_plane = context
-            .spec
-            .kubernetes_version
-            .filter(|t| context.spec.kind.touches_control_plane() && *t > current);
+        let control_plane =
+            context.spec.kubernetes_version.filter(|t| context.spec.kind.touches_control_plane() && *t > current);
 
         // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
         let mut duration_rng = self.tree.stream(Purpose::UpgradeDuration, keys);
@@ -474,10 +418,7 @@ impl<'a> World<'a> {
         if let Some(member_dist) = &model.member {
             elapsed = member_dist.sample(&mut duration_rng);
             cp_done = control_plane.map(|_| Duration(elapsed.as_seconds() / 2));
-            pool_done = pools
-                .iter()
-                .map(|(i, t)| (*i, t.clone(), elapsed))
-                .collect();
+            pool_done = pools.iter().map(|(i, t)| (*i, t.clone(), elapsed)).collect();
         } else {
             if control_plane.is_some() {
                 elapsed = elapsed + model.control_plane.sample(&mut duration_rng);
@@ -488,16 +429,9 @@ impl<'a> World<'a> {
                 if context.spec.security_patch {
                     elapsed = elapsed + model.security_patch_pool.sample(&mut duration_rng);
                 } else {
-                    let surge = pool
-                        .max_surge
-                        .unwrap_or(default_surge(current))
-                        .nodes_for(pool.node_count);
+                    let surge = pool.max_surge.unwrap_or(default_surge(current)).nodes_for(pool.node_count);
                     let batches = pool.node_count.div_ceil(surge).max(1);
-                    let dist = if pool.os_sku.is_windows() {
-                        &model.windows_batch
-                    } else {
-                        &model.linux_batch
-                    };
+                    let dist = if pool.os_sku.is_windows() { &model.windows_batch } else { &model.linux_batch };
                     for _ in 0..batches {
                         elapsed = elapsed + dist.sample(&mut duration_rng);
                     }
@@ -519,16 +453,10 @@ impl<'a> World<'a> {
         let mut failure_rng = self.tree.stream(Purpose::UpgradeFailure, keys);
         let (mut duration, mut outcome) = match over.and_then(|o| o.outcome.clone()) {
             Some(ForcedOutcome::Completed) => (total, Outcome::Completed(Note::default())),
-            Some(ForcedOutcome::Failed { code, message }) => {
-                (total, Outcome::Failed(Note::error(code, message)))
-            }
+            Some(ForcedOutcome::Failed { code, message }) => (total, Outcome::Failed(Note::error(code, message))),
             None => match bad {
                 Some((code, message)) => {
-                    let at = Duration(
-                        failure_rng
-                            .random_range(total.as_seconds() / 2..=total.as_seconds())
-                            .max(1),
-                    );
+                    let at = Duration(failure_rng.random_range(total.as_seconds() / 2..=total.as_seconds()).max(1));
                     (at, Outcome::Failed(Note::error(code, message)))
                 }
                 None => self.random_outcome(
@@ -550,15 +478,7 @@ impl<'a> World<'a> {
             *note = self.completion_note(run, member, now);
         }
         let cp = control_plane.zip(cp_done);
-        self.begin(
-            run,
-            member,
-            now,
-            Attempt { duration, outcome },
-            cp,
-            pool_done,
-            record,
-        )
+        self.begin(run, member, now, Attempt { duration, outcome }, cp, pool_done, record)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -575,44 +495,25 @@ impl<'a> World<'a> {
     ) -> (Duration, Outcome) {
         let model = &self.models.failure;
         let region = &self.fleet[member.index()].region;
-        let base = if minor {
-            model.minor_probability
-        } else {
-            model.patch_probability
-        };
+        let base = if minor { model.minor_probability } else { model.patch_probability };
         let draw: f64 = rng.random();
-        let incident = self
-            .models
-            .incidents
-            .iter()
-            .find(|i| i.region == *region && i.from <= now && now < i.to);
+        let incident = self.models.incidents.iter().find(|i| i.region == *region && i.from <= now && now < i.to);
         let stall = incident.and_then(|i| i.stall).unwrap_or(Duration::ZERO);
         if let Some(incident) = incident {
             let incident_draw: f64 = rng.random();
             if incident_draw < incident.failure_probability {
                 let at = Duration(rng.random_range(1..=total.as_seconds().max(1)));
-                let message =
-                    format!("regional incident in {region}: the upgrade operation failed");
-                return (
-                    at + stall,
-                    Outcome::Failed(Note::error(incident.code.clone(), message)),
-                );
+                let message = format!("regional incident in {region}: the upgrade operation failed");
+                return (at + stall, Outcome::Failed(Note::error(incident.code.clone(), message)));
             }
         }
         if draw >= base {
             return (total + stall, Outcome::Completed(Note::default()));
         }
-        let eligible: Vec<&FailureCode> = model
-            .codes
-            .iter()
-            .filter(|c| minor || !c.minor_only)
-            .collect();
+        let eligible: Vec<&FailureCode> = model.codes.iter().filter(|c| minor || !c.minor_only).collect();
         let weight_total: u32 = eligible.iter().map(|c| c.weight).sum();
         if weight_total == 0 {
-            return (
-                total + stall,
-                Outcome::Failed(Note::error("UpgradeFailed", "the upgrade failed")),
-            );
+            return (total + stall, Outcome::Failed(Note::error("UpgradeFailed", "the upgrade failed")));
         }
         let mut pick = rng.random_range(0..weight_total);
         let code = eligible
@@ -626,11 +527,7 @@ impl<'a> World<'a> {
             })
             .expect("weights sum to weight_total");
         let pool_start = |k: usize| {
-            if k == 0 {
-                cp_done.unwrap_or(Duration::ZERO)
-            } else {
-                pools[k - 1].2
-            }
+            if k == 0 { cp_done.unwrap_or(Duration::ZERO) } else { pools[k - 1].2 }
         };
         let at = match code.point {
             FailurePoint::PreCheck => Duration(60.min(total.as_seconds())),
@@ -641,16 +538,11 @@ impl<'a> World<'a> {
             FailurePoint::Drain if !pools.is_empty() => {
                 let k = rng.random_range(0..pools.len() as u32) as usize;
                 let span = (pools[k].2 - pool_start(k)).as_seconds().max(1);
-                pool_start(k)
-                    + Duration(rng.random_range(0..span))
-                    + self.models.duration.drain_timeout
+                pool_start(k) + Duration(rng.random_range(0..span)) + self.models.duration.drain_timeout
             }
             _ => Duration(rng.random_range(1..=total.as_seconds().max(1))),
         };
-        (
-            at + stall,
-            Outcome::Failed(Note::error(code.code.clone(), code.message.clone())),
-        )
+        (at + stall, Outcome::Failed(Note::error(code.code.clone(), code.message.clone())))
     }
 
     /// Did this attempt reach a release marked bad, and does it fail because of it?
@@ -670,9 +562,7 @@ impl<'a> World<'a> {
             }
             // Stream keyed by the member and the release, not the run: the same clusters are hurt by a
             // bad release whatever strategy delivers it (common random numbers).
-            let mut rng = self
-                .tree
-                .stream(Purpose::BadRelease, [keys[0], name_key(&bad.version), 0]);
+            let mut rng = self.tree.stream(Purpose::BadRelease, [keys[0], name_key(&bad.version), 0]);
             let draw: f64 = rng.random();
             if draw < bad.failure_fraction {
                 return Some((bad.code.clone(), bad.message.clone()));
@@ -721,10 +611,7 @@ impl<'a> World<'a> {
         if current.is_empty() {
             Note::default()
         } else {
-            Note::message(format!(
-                "Skipped upgrade of following agent pool(s): {}",
-                current.join("; ")
-            ))
+            Note::message(format!("Skipped upgrade of following agent pool(s): {}", current.join("; ")))
         }
     }
 
@@ -740,37 +627,19 @@ impl<'a> World<'a> {
         mut record: UpgradeRecord,
     ) -> Attempt {
         if !record.received_bad_release {
-            record.received_bad_release =
-                self.exposes_bad_release(control_plane.map(|c| c.0), &pools, member);
+            record.received_bad_release = self.exposes_bad_release(control_plane.map(|c| c.0), &pools, member);
         }
         if self.members[member.index()].busy_with.is_none() {
             self.members[member.index()].busy_with = Some(run);
         }
-        self.in_flight.insert(
-            (run, member),
-            InFlight {
-                started: now,
-                control_plane,
-                pools,
-                record,
-            },
-        );
+        self.in_flight.insert((run, member), InFlight { started: now, control_plane, pools, record });
         attempt
     }
 
     /// The attempt ended: apply what finished before the end (a failed upgrade keeps the components
     /// it completed) and return what changed.
-    pub fn finish_upgrade(
-        &mut self,
-        run: RunId,
-        member: MemberId,
-        outcome: &Outcome,
-        now: Time,
-    ) -> UpgradeRecord {
-        let flight = self
-            .in_flight
-            .remove(&(run, member))
-            .expect("finish follows start");
+    pub fn finish_upgrade(&mut self, run: RunId, member: MemberId, outcome: &Outcome, now: Time) -> UpgradeRecord {
+        let flight = self.in_flight.remove(&(run, member)).expect("finish follows start");
         let state = &mut self.members[member.index()];
         if state.busy_with == Some(run) {
             state.busy_with = None;
@@ -788,11 +657,7 @@ impl<'a> World<'a> {
             if completed || elapsed >= done {
                 let from = state.pools[i].image.replace(target.clone());
                 state.pools[i].from_snapshot = false;
-                record.pools.push(PoolChange {
-                    pool: pools[i].name.clone(),
-                    from,
-                    to: Some(target),
-                });
+                record.pools.push(PoolChange { pool: pools[i].name.clone(), from, to: Some(target) });
             }
         }
         if completed
@@ -807,6 +672,11 @@ impl<'a> World<'a> {
         record
     }
 
+    /// Whether the member's in-flight attempt in `run` targets a release marked bad.
+    pub fn in_flight_received_bad(&self, run: RunId, member: MemberId) -> bool {
+        self.in_flight.get(&(run, member)).is_some_and(|f| f.record.received_bad_release)
+    }
+
     pub fn is_busy(&self, member: MemberId) -> bool {
         self.members[member.index()].busy_with.is_some()
     }
@@ -814,11 +684,7 @@ impl<'a> World<'a> {
 
 /// AKS default `maxSurge`: 10 % for Kubernetes ≥ 1.32, else 1 node (aks-models.md §4.1).
 pub fn default_surge(version: KubernetesVersion) -> Surge {
-    if version >= KubernetesVersion::new(1, 32, 0) {
-        Surge::Percent(10)
-    } else {
-        Surge::Nodes(1)
-    }
+    if version >= KubernetesVersion::new(1, 32, 0) { Surge::Percent(10) } else { Surge::Nodes(1) }
 }
 
 impl Facts for World<'_> {
@@ -827,11 +693,7 @@ impl Facts for World<'_> {
     }
 
     fn window_class(&mut self, run: RunId, member: MemberId, now: Time) -> WindowClass {
-        class_of(
-            self.window_for(run, member),
-            now,
-            self.settings.window_lookahead,
-        )
+        class_of(self.window_for(run, member), now, self.settings.window_lookahead)
     }
 
     fn already_at_target(&mut self, run: RunId, member: MemberId, now: Time) -> Option<Note> {
@@ -845,15 +707,10 @@ impl Facts for World<'_> {
             return None;
         }
         let targets = self.pool_targets(run, member, now);
-        let pools_done =
-            targets
-                .iter()
-                .zip(&self.members[member.index()].pools)
-                .all(|(target, state)| {
-                    target
-                        .as_ref()
-                        .is_none_or(|t| !Self::behind(&state.image, t))
-                });
+        let pools_done = targets
+            .iter()
+            .zip(&self.members[member.index()].pools)
+            .all(|(target, state)| target.as_ref().is_none_or(|t| !Self::behind(&state.image, t)));
         if !pools_done {
             return None;
         }
@@ -877,9 +734,7 @@ impl Facts for World<'_> {
         let current = self.members[member.index()].kubernetes_version;
         Some(Note::error(
             "UpgradeVersionSkipNotAllowed",
-            format!(
-                "upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do"
-            ),
+            format!("upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do"),
         ))
     }
 
@@ -891,8 +746,7 @@ impl Facts for World<'_> {
         let selected = context.selected_images.as_ref()?;
         let m = &self.fleet[member.index()];
         let pool = m.node_pools.iter().find(|p| {
-            !selected.contains_key(&p.image_family)
-                && !(context.spec.security_patch && p.os_sku.is_windows())
+            !selected.contains_key(&p.image_family) && (!context.spec.security_patch || !p.os_sku.is_windows())
         })?;
         Some(Note::message(format!(
             "no consistent node image version was selected for image family \"{}\" of agent pool {}",
@@ -900,25 +754,15 @@ impl Facts for World<'_> {
         )))
     }
 
-    fn not_available(
-        &mut self,
-        run: RunId,
-        member: MemberId,
-        now: Time,
-    ) -> Option<(Note, Option<Time>)> {
+    fn not_available(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)> {
         let spec = &self.runs[run as usize].spec;
         let m = &self.fleet[member.index()];
         let current = self.members[member.index()].kubernetes_version;
-        if let Some(target) = spec
-            .kubernetes_version
-            .filter(|t| spec.kind.touches_control_plane() && *t > current)
-        {
+        if let Some(target) = spec.kubernetes_version.filter(|t| spec.kind.touches_control_plane() && *t > current) {
             let at = self.releases.kubernetes_available_at(target, &m.region);
             if at.is_none_or(|t| t > now) {
-                let message = format!(
-                    "target Kubernetes version \"{target}\" is not available in region \"{}\"",
-                    m.region
-                );
+                let message =
+                    format!("target Kubernetes version \"{target}\" is not available in region \"{}\"", m.region);
                 return Some((Note::error("KubernetesVersionNotAvailable", message), at));
             }
         }
@@ -926,12 +770,7 @@ impl Facts for World<'_> {
             return None;
         }
         let targets = self.pool_targets(run, member, now);
-        for ((pool, target), state) in m
-            .node_pools
-            .iter()
-            .zip(&targets)
-            .zip(&self.members[member.index()].pools)
-        {
+        for ((pool, target), state) in m.node_pools.iter().zip(&targets).zip(&self.members[member.index()].pools) {
             let Some(target) = target else { continue };
             if !Self::behind(&state.image, target) {
                 continue;
@@ -948,12 +787,7 @@ impl Facts for World<'_> {
         None
     }
 
-    fn window_closed(
-        &mut self,
-        run: RunId,
-        member: MemberId,
-        now: Time,
-    ) -> Option<(Note, Option<Time>)> {
+    fn window_closed(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)> {
         let window = self.window_for(run, member)?;
         let kind = if self.runs[run as usize].spec.kind == UpgradeType::NodeImageOnly
             || self.runs[run as usize].spec.security_patch
@@ -964,18 +798,12 @@ impl Facts for World<'_> {
         };
         match window.state_at(now) {
             WindowState::Open { .. } => None,
-            WindowState::Closed { next_open: Some(t) } => Some((
-                Note::message(format!(
-                    "maintenance window {kind} is closed; it next opens at {t}"
-                )),
-                Some(t),
-            )),
-            WindowState::Closed { next_open: None } => Some((
-                Note::message(format!(
-                    "maintenance window {kind} is closed and does not open again"
-                )),
-                None,
-            )),
+            WindowState::Closed { next_open: Some(t) } => {
+                Some((Note::message(format!("maintenance window {kind} is closed; it next opens at {t}")), Some(t)))
+            }
+            WindowState::Closed { next_open: None } => {
+                Some((Note::message(format!("maintenance window {kind} is closed and does not open again")), None))
+            }
         }
     }
 }

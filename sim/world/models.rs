@@ -27,10 +27,8 @@ pub struct DurationModel {
 
 impl Default for DurationModel {
     fn default() -> Self {
-        let lognormal = |median, p90| DurationDist::LogNormal {
-            median: Duration::minutes(median),
-            p90: Duration::minutes(p90),
-        };
+        let lognormal =
+            |median, p90| DurationDist::LogNormal { median: Duration::minutes(median), p90: Duration::minutes(p90) };
         DurationModel {
             member: None,
             control_plane: lognormal(8, 20),
@@ -78,21 +76,13 @@ pub struct FailureModel {
 
 impl FailureModel {
     pub fn none() -> FailureModel {
-        FailureModel {
-            patch_probability: 0.0,
-            minor_probability: 0.0,
-            codes: default_failure_codes(),
-        }
+        FailureModel { patch_probability: 0.0, minor_probability: 0.0, codes: default_failure_codes() }
     }
 }
 
 impl Default for FailureModel {
     fn default() -> Self {
-        FailureModel {
-            patch_probability: 0.03,
-            minor_probability: 0.06,
-            codes: default_failure_codes(),
-        }
+        FailureModel { patch_probability: 0.03, minor_probability: 0.06, codes: default_failure_codes() }
     }
 }
 
@@ -129,13 +119,7 @@ pub fn default_failure_codes() -> Vec<FailureCode> {
             false,
             "Allocation failed: the requested VM size for the surge node is not available in the zone",
         ),
-        code(
-            "SubnetIsFull",
-            5,
-            SurgeAllocation,
-            false,
-            "Subnet is full: no free IP addresses for the surge nodes",
-        ),
+        code("SubnetIsFull", 5, SurgeAllocation, false, "Subnet is full: no free IP addresses for the surge nodes"),
         code(
             "UpgradeBlockedOnDeprecatedAPIUsage",
             10,
@@ -143,13 +127,7 @@ pub fn default_failure_codes() -> Vec<FailureCode> {
             true,
             "Upgrade blocked: usage of APIs removed in the target version was detected in the last 12 hours",
         ),
-        code(
-            "AKSRequestsThrottled",
-            10,
-            Anywhere,
-            false,
-            "Requests to Azure Resource Manager were throttled (429)",
-        ),
+        code("AKSRequestsThrottled", 10, Anywhere, false, "Requests to Azure Resource Manager were throttled (429)"),
         code(
             "AKSOperationPreempted",
             5,
@@ -157,13 +135,7 @@ pub fn default_failure_codes() -> Vec<FailureCode> {
             false,
             "The operation was preempted by another operation on the cluster",
         ),
-        code(
-            "InternalServerError",
-            5,
-            Anywhere,
-            false,
-            "An internal error occurred; retry the operation",
-        ),
+        code("InternalServerError", 5, Anywhere, false, "An internal error occurred; retry the operation"),
         code(
             "VMExtensionProvisioningTimeout",
             5,

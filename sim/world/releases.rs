@@ -16,10 +16,7 @@ pub struct Availability {
 impl Availability {
     /// Available in every region since the beginning of time.
     pub fn always() -> Availability {
-        Availability {
-            default: Some(Time(i64::MIN / 4)),
-            regions: BTreeMap::new(),
-        }
+        Availability { default: Some(Time(i64::MIN / 4)), regions: BTreeMap::new() }
     }
 
     pub fn at(&self, region: &str) -> Option<Time> {
@@ -64,18 +61,11 @@ pub struct ReleaseCalendar {
 
 impl ReleaseCalendar {
     pub fn kubernetes_release(&self, version: KubernetesVersion) -> Option<&KubernetesRelease> {
-        self.kubernetes
-            .binary_search_by(|r| r.version.cmp(&version))
-            .ok()
-            .map(|i| &self.kubernetes[i])
+        self.kubernetes.binary_search_by(|r| r.version.cmp(&version)).ok().map(|i| &self.kubernetes[i])
     }
 
     /// When `version` reaches `region` (`None`: never).
-    pub fn kubernetes_available_at(
-        &self,
-        version: KubernetesVersion,
-        region: &str,
-    ) -> Option<Time> {
+    pub fn kubernetes_available_at(&self, version: KubernetesVersion, region: &str) -> Option<Time> {
         match self.kubernetes_release(version) {
             Some(release) => release.availability.at(region),
             None if self.kubernetes_implicit => Availability::always().default,
@@ -84,19 +74,12 @@ impl ReleaseCalendar {
     }
 
     pub fn image_release(&self, version: &NodeImageVersion) -> Option<&ImageRelease> {
-        self.images
-            .get(version.family())?
-            .iter()
-            .find(|r| r.version == *version)
+        self.images.get(version.family())?.iter().find(|r| r.version == *version)
     }
 
     /// `Latest` (SEMANTICS §8): the newest image of `family` released in `region` at `now`.
     pub fn newest_image(&self, family: &str, region: &str, now: Time) -> Option<&ImageRelease> {
-        self.images
-            .get(family)?
-            .iter()
-            .rev()
-            .find(|r| r.availability.is_available(region, now))
+        self.images.get(family)?.iter().rev().find(|r| r.availability.is_available(region, now))
     }
 
     /// `Consistent` (SEMANTICS §8): the newest image of `family` released in every one of `regions`.
@@ -106,16 +89,15 @@ impl ReleaseCalendar {
         regions: impl Iterator<Item = &'a str> + Clone,
         now: Time,
     ) -> Option<&ImageRelease> {
-        self.images.get(family)?.iter().rev().find(|r| {
-            regions
-                .clone()
-                .all(|region| r.availability.is_available(region, now))
-        })
+        self.images
+            .get(family)?
+            .iter()
+            .rev()
+            .find(|r| regions.clone().all(|region| r.availability.is_available(region, now)))
     }
 
     /// When `version` reaches `region` (`None`: never or unknown).
     pub fn image_available_at(&self, version: &NodeImageVersion, region: &str) -> Option<Time> {
-        self.image_release(version)
-            .and_then(|r| r.availability.at(region))
+        self.image_release(version).and_then(|r| r.availability.at(region))
     }
 }

@@ -1,0 +1,170 @@
+//! `summary.json`: per run, the figures a reviewer asks first (PRODUCT.md).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::orchestrator::UpdateState;
+
+use super::ReportContext;
+use super::tables::count_state;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub scenario: String,
+    pub seed: u64,
+    pub start: String,
+    /// When the simulation stopped: the last event, or the horizon.
+    pub end: String,
+    pub horizon_reached: bool,
+    pub members: usize,
+    pub runs: Vec<RunSummary>,
+    /// Actions that did nothing, with the reason.
+    pub notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    pub name: String,
+    pub state: &'static str,
+    pub start: Option<String>,
+    pub end: Option<String>,
+    /// From the run's start to its completion (or to the end of the simulation if it is not finished).
+    pub makespan_hours: Option<f64>,
+    pub members: MemberCounts,
+    pub failure_count: u32,
+    /// Failed members by error code.
+    pub failures_by_code: BTreeMap<String, usize>,
+    pub hours_pending: PendingHours,
+    pub after_stage_wait_hours: f64,
+    /// Members that received a release marked bad before the run stopped.
+    pub blast_radius: usize,
+    pub peak_concurrency: u32,
+    pub stages: Vec<StageSummary>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberCounts {
+    pub total: usize,
+    pub not_selected: usize,
+    pub by_state: BTreeMap<&'static str, usize>,
+}
+
+/// Hours spent Pending by reason: member-hours for windows and availability, gate-hours for gates.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingHours {
+    pub window: f64,
+    pub availability: f64,
+    pub gate: f64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StageSummary {
+    pub name: String,
+    pub state: &'static str,
+    pub members: usize,
+    pub max_concurrency: u32,
+    pub peak_concurrency: u32,
+    pub max_allowed_failures: u32,
+    pub failure_count: u32,
+    pub groups: Vec<GroupSummary>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupSummary {
+    pub name: String,
+    pub state: &'static str,
+    pub members: usize,
+    pub max_concurrency: u32,
+    pub peak_concurrency: u32,
+    pub max_allowed_failures: u32,
+    pub failure_count: u32,
+}
+
+/// Hours with four decimals: readable, and stable in text.
+pub fn hours(seconds: i64) -> f64 {
+    (seconds as f64 / 3600.0 * 10_000.0).round() / 10_000.0
+}
+
+pub fn summary(ctx: &ReportContext) -> Summary {
+    let result = ctx.result;
+    let runs = result
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(r, run)| {
+            let total: usize = run.stages.iter().flat_map(|s| s.groups.iter()).map(|g| g.members.len()).sum();
+            let by_state =
+                UpdateState::ALL.iter().map(|s| (s.api_name(), count_state(run, *s))).filter(|(_, n)| *n > 0).collect();
+            let mut failures_by_code = BTreeMap::new();
+            for member in run.stages.iter().flat_map(|s| s.groups.iter()).flat_map(|g| g.members.iter()) {
+                if member.state == UpdateState::Failed {
+                    *failures_by_code
+                        .entry(member.note.code.as_deref().unwrap_or("UpgradeFailed").to_string())
+                        .or_insert(0) += 1;
+                }
+            }
+            let makespan = run.start_time.map(|s| hours((run.completed_time.unwrap_or(result.end) - s).as_seconds()));
+            RunSummary {
+                name: run.name.clone(),
+                state: run.state.api_name(),
+                start: run.start_time.map(|t| t.to_rfc3339()),
+                end: run.completed_time.map(|t| t.to_rfc3339()),
+                makespan_hours: makespan,
+                members: MemberCounts { total, not_selected: run.not_selected.len(), by_state },
+                failure_count: run.failure_count,
+                failures_by_code,
+                hours_pending: PendingHours {
+                    window: hours(run.stats.pending_window_seconds),
+                    availability: hours(run.stats.pending_availability_seconds),
+                    gate: hours(run.stats.gate_pending_seconds),
+                },
+                after_stage_wait_hours: hours(run.stats.wait_seconds),
+                blast_radius: result.bad_release_members[r].len(),
+                peak_concurrency: run.stats.peak_running,
+                stages: run
+                    .stages
+                    .iter()
+                    .map(|s| StageSummary {
+                        name: s.name.clone(),
+                        state: s.state.api_name(),
+                        members: s.groups.iter().map(|g| g.members.len()).sum(),
+                        max_concurrency: s.max_concurrency,
+                        peak_concurrency: s.peak_running,
+                        max_allowed_failures: s.max_allowed_failures,
+                        failure_count: s.failure_count,
+                        groups: s
+                            .groups
+                            .iter()
+                            .map(|g| GroupSummary {
+                                name: g.name.clone(),
+                                state: g.state.api_name(),
+                                members: g.members.len(),
+                                max_concurrency: g.max_concurrency,
+                                peak_concurrency: g.peak_running,
+                                max_allowed_failures: g.max_allowed_failures,
+                                failure_count: g.failure_count,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    Summary {
+        scenario: ctx.scenario.name.clone(),
+        seed: ctx.scenario.seed,
+        start: ctx.scenario.start.to_rfc3339(),
+        end: result.end.to_rfc3339(),
+        horizon_reached: result.horizon_reached,
+        members: ctx.scenario.fleet.len(),
+        runs,
+        notes: result.notes.iter().map(|(t, n)| format!("{t}: {n}")).collect(),
+    }
+}

@@ -1,0 +1,161 @@
+//! `members.csv` and `timeline.csv` (PRODUCT.md report contract).
+
+use crate::engine::Time;
+use crate::orchestrator::run::GateRt;
+use crate::orchestrator::{Entity, GateRef, Timing, UpdateState};
+use crate::world::UpgradeRecord;
+
+use super::ReportContext;
+
+fn time(t: Option<Time>) -> String {
+    t.map(|t| t.to_rfc3339()).unwrap_or_default()
+}
+
+/// `pool: from -> to` for every pool whose image changed.
+pub fn image_changes(record: &UpgradeRecord) -> String {
+    record
+        .pools
+        .iter()
+        .filter(|c| c.from != c.to)
+        .map(|c| {
+            format!(
+                "{}: {} -> {}",
+                c.pool,
+                c.from.as_ref().map_or("unknown", |v| v.as_str()),
+                c.to.as_ref().map_or("unknown", |v| v.as_str())
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+pub fn members_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "run",
+        "stage",
+        "group",
+        "member",
+        "region",
+        "state",
+        "start",
+        "end",
+        "from_version",
+        "to_version",
+        "node_images",
+        "failure_code",
+        "message",
+    ])?;
+    for (r, run) in ctx.result.runs.iter().enumerate() {
+        for (s, stage) in run.stages.iter().enumerate() {
+            for (g, group) in stage.groups.iter().enumerate() {
+                for (i, member) in group.members.iter().enumerate() {
+                    let m = &ctx.scenario.fleet[member.id.index()];
+                    let slot = crate::orchestrator::Slot { stage: s as u16, group: g as u16, index: i as u32 };
+                    let record = ctx.result.records.get(&(r as u32, slot));
+                    let from = record.map_or(m.kubernetes_version, |rec| rec.from_version).to_string();
+                    let to = record.map(|rec| rec.to_version.to_string()).unwrap_or_default();
+                    let images = record.map(image_changes).unwrap_or_default();
+                    let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
+                    w.write_record([
+                        run.name.as_str(),
+                        &stage.name,
+                        &group.name,
+                        &m.name,
+                        &m.region,
+                        member.state.api_name(),
+                        &time(member.start_time),
+                        &time(end),
+                        &from,
+                        &to,
+                        &images,
+                        member.note.code.as_deref().unwrap_or_default(),
+                        member.note.message.as_deref().unwrap_or_default(),
+                    ])?;
+                }
+            }
+        }
+        for id in &run.not_selected {
+            let m = &ctx.scenario.fleet[id.index()];
+            let version = m.kubernetes_version.to_string();
+            w.write_record([
+                run.name.as_str(),
+                "",
+                "",
+                &m.name,
+                &m.region,
+                "NotSelected",
+                "",
+                "",
+                &version,
+                "",
+                "",
+                "",
+                "not selected by any stage of the run",
+            ])?;
+        }
+    }
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+/// The label of a gate in the timeline: its display name, else its position.
+pub fn gate_label(gate: &GateRt, r: GateRef) -> String {
+    match &gate.config.display_name {
+        Some(name) => name.clone(),
+        None => format!("{} gate {}", r.timing.api_name(), r.index + 1),
+    }
+}
+
+pub fn timeline_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["time", "run", "scope", "stage", "group", "member", "gate", "from", "to", "message"])?;
+    for row in &ctx.result.timeline {
+        let run = &ctx.result.runs[row.run as usize];
+        let t = &row.transition;
+        let stage_name = |s: u16| run.stages[s as usize].name.clone();
+        let group_name = |s: u16, g: u16| run.stages[s as usize].groups[g as usize].name.clone();
+        let (scope, stage, group, member, gate) = match t.entity {
+            Entity::Run => ("run", String::new(), String::new(), String::new(), String::new()),
+            Entity::Stage(s) => ("stage", stage_name(s), String::new(), String::new(), String::new()),
+            Entity::Group(s, g) => ("group", stage_name(s), group_name(s, g), String::new(), String::new()),
+            Entity::Member(slot) => {
+                let id = run.member(slot).id;
+                (
+                    "member",
+                    stage_name(slot.stage),
+                    group_name(slot.stage, slot.group),
+                    ctx.scenario.fleet[id.index()].name.clone(),
+                    String::new(),
+                )
+            }
+            Entity::Gate(r) => {
+                let group = r.group.map(|g| group_name(r.stage, g)).unwrap_or_default();
+                ("gate", stage_name(r.stage), group, String::new(), gate_label(run.gate(r), r))
+            }
+            Entity::Wait(s) => ("wait", stage_name(s), String::new(), String::new(), String::new()),
+        };
+        w.write_record([
+            row.time.to_rfc3339().as_str(),
+            &run.name,
+            scope,
+            &stage,
+            &group,
+            &member,
+            &gate,
+            t.from.api_name(),
+            t.to.api_name(),
+            &t.note.text(),
+        ])?;
+    }
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+/// Whether the gate is a before gate (for charts).
+pub fn is_before(r: GateRef) -> bool {
+    r.timing == Timing::Before
+}
+
+/// Members of a run in a given state.
+pub fn count_state(run: &crate::orchestrator::UpdateRun, state: UpdateState) -> usize {
+    run.stages.iter().flat_map(|s| s.groups.iter()).flat_map(|g| g.members.iter()).filter(|m| m.state == state).count()
+}

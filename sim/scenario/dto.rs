@@ -1,0 +1,486 @@
+//! The scenario file format: serde DTOs mirroring the JSON (SEMANTICS §1).
+//!
+//! Fleet Manager objects keep the REST API's shapes and camelCase names, so a user can paste the
+//! `strategy` object of `az fleet updatestrategy show`. Simulator-only concepts (generators, release
+//! calendars, models, timed actions) have their own clearly named sections.
+//!
+//! Values are kept as plain JSON types (strings, numbers) so that a wrong value becomes a problem
+//! naming its field and the allowed values in `build`, rather than an opaque deserialization error.
+//! Unknown fields are errors everywhere (`deny_unknown_fields`).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::window_dto::MaintenanceWindowDto;
+
+/// A what-if scenario: a fleet, its world, and update runs.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScenarioDto {
+    /// Editors may point at the schema printed by `fleetsim schema`; ignored by the simulator.
+    #[serde(default, rename = "$schema", skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Scenario name: the default report folder is `reports/<name>/`.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Root of every random stream (SEMANTICS §10). `fleetsim run --seed` overrides it.
+    #[serde(default)]
+    pub seed: u64,
+    /// Simulated start, RFC 3339 (any offset; outputs are UTC).
+    pub start: String,
+    #[serde(default)]
+    pub settings: SettingsDto,
+    /// Explicitly listed fleet members.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberDto>,
+    /// Members generated from distributions, added to the explicit ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub member_generators: Vec<Value>,
+    /// Kubernetes and node image releases with their regional availability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub releases: Option<Value>,
+    #[serde(default)]
+    pub models: ModelsDto,
+    /// Named update strategies: `UpdateRunStrategy` objects as the API shows them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub update_strategies: BTreeMap<String, StrategyDto>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub update_runs: Vec<UpdateRunDto>,
+    /// Auto-upgrade profiles (SEMANTICS §9).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub auto_upgrade_profiles: Vec<Value>,
+}
+
+/// Every setting of SEMANTICS.md, each with its default.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SettingsDto {
+    /// How long to simulate after `start` (SEMANTICS §5.9). Default `90d`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub horizon: Option<String>,
+    /// Maintenance-window poll period (SEMANTICS §5). Default `60m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_poll_interval: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitsDto>,
+    /// `reject` (default, the service's limits note) or `throttle` (the docs' Example 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["reject", "throttle"]))]
+    pub group_above_stage_concurrency: Option<String>,
+    /// `run` (default, the docs' cascade) or `segment` (only the tripped group or stage stops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["run", "segment"]))]
+    pub failure_scope: Option<String>,
+    /// Retry failed members when a run is restarted. Default false.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_failed_on_restart: Option<bool>,
+    /// A ScheduledStart gate reached exactly at its instant: `completes` (default) or `nextWeek`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["completes", "nextWeek"]))]
+    pub scheduled_start_at_exact_instant: Option<String>,
+    /// Non-LTS member more than one minor behind the target: `fail` (default,
+    /// `UpgradeVersionSkipNotAllowed`) or `skip` (Skipped when examined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["fail", "skip"]))]
+    pub minor_version_skip: Option<String>,
+    /// Node images older than this at upgrade fail (`NodeImageVersionExpired`). Default `90d`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_image_max_age: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitsDto {
+    /// Upper bound of a stage's resolved `maxConcurrency`. Default 50 (the service before 2026-04-08: 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage_max_concurrency: Option<i64>,
+}
+
+/// A fleet member: an AKS cluster.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemberDto {
+    /// Fleet member name, `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, 1–50 characters.
+    pub name: String,
+    /// Azure region (programmatic name, e.g. `westeurope`).
+    pub region: String,
+    /// Update group (`properties.group` of the fleet member).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Current Kubernetes version, e.g. `1.32.4`.
+    pub kubernetes_version: String,
+    /// Node pools. Default: one Ubuntu pool `nodepool1` of 3 nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_pools: Option<Vec<NodePoolDto>>,
+    /// AKS `maintenanceWindow` consulted by Full and ControlPlaneOnly runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aks_managed_auto_upgrade_schedule: Option<MaintenanceWindowDto>,
+    /// AKS `maintenanceWindow` consulted by NodeImageOnly runs.
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "aksManagedNodeOSUpgradeSchedule")]
+    pub aks_managed_node_os_upgrade_schedule: Option<MaintenanceWindowDto>,
+    /// Long-term support (may skip minor versions).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub long_term_support: bool,
+    /// A stopped (deallocated) cluster: any upgrade fails at once.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodePoolDto {
+    pub name: String,
+    /// `Ubuntu`, `Ubuntu2204`, `Ubuntu2404`, `AzureLinux`, `AzureLinux3`, `Windows2022`, `Windows2025`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_sku: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_count: Option<i64>,
+    /// Current node image, e.g. `AKSUbuntu-2204gen2containerd-202602.13.5`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_image_version: Option<String>,
+    /// `maxSurge`: node count (`"3"`) or percentage (`"33%"`). Default: 10 % from Kubernetes 1.32, else 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_surge: Option<StringOrInt>,
+    /// Created from a node-pool snapshot.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_snapshot: bool,
+}
+
+/// A value the API types as a string but people often write as a number (`"3"` or `3`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StringOrInt {
+    String(String),
+    Int(i64),
+}
+
+impl StringOrInt {
+    pub fn text(&self) -> String {
+        match self {
+            StringOrInt::String(s) => s.clone(),
+            StringOrInt::Int(i) => i.to_string(),
+        }
+    }
+}
+
+/// `UpdateRunStrategy`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StrategyDto {
+    pub stages: Vec<StageDto>,
+}
+
+/// `UpdateStage`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StageDto {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<GroupDto>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_selector: Option<MemberSelectorDto>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_stage_wait_in_seconds: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<StringOrInt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_allowed_failures: Option<StringOrInt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_gates: Option<Vec<GateDto>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_gates: Option<Vec<GateDto>>,
+}
+
+/// `UpdateGroup`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GroupDto {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_selector: Option<MemberSelectorDto>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<StringOrInt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_allowed_failures: Option<StringOrInt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_gates: Option<Vec<GateDto>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_gates: Option<Vec<GateDto>>,
+}
+
+/// `memberSelector`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemberSelectorDto {
+    /// Kubernetes label-selector string, at most 512 characters.
+    pub by_label: String,
+}
+
+/// `GateConfiguration`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GateDto {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// `Approval` or `ScheduledStart`.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["Approval", "ScheduledStart"]))]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduled_start_configuration: Option<ScheduledStartDto>,
+}
+
+/// `ScheduledStartConfiguration`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScheduledStartDto {
+    /// `Monday` … `Sunday`.
+    pub start_day: String,
+    /// Local `HH:mm`.
+    pub start_time: String,
+    /// `+HH:mm` / `-HH:mm`, −14:00…+14:00.
+    pub utc_offset: String,
+}
+
+/// An update run: the API's `UpdateRun` properties plus a start time and timed user actions.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpdateRunDto {
+    /// Run name, `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, 1–50 characters.
+    pub name: String,
+    /// A strategy of `updateStrategies`, by name or by ARM id ending in `/updateStrategies/<name>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_strategy_id: Option<String>,
+    /// An inline `UpdateRunStrategy` (exclusive with `updateStrategyId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<StrategyDto>,
+    pub managed_cluster_update: ManagedClusterUpdateDto,
+    /// When the run is started: RFC 3339, an offset from the scenario start (`+2h`), or `manual` (only
+    /// a `start` action starts it). Default: the scenario start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    /// Timed user actions, applied in file order at equal times.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<ActionDto>,
+    /// Approve each Approval gate this long after it opens (overrides `models.approvals`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_policy: Option<Value>,
+}
+
+/// `ManagedClusterUpdate`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ManagedClusterUpdateDto {
+    pub upgrade: UpgradeDto,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_image_selection: Option<NodeImageSelectionDto>,
+}
+
+/// `ManagedClusterUpgradeSpec`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpgradeDto {
+    /// `Full`, `ControlPlaneOnly` or `NodeImageOnly`.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["Full", "ControlPlaneOnly", "NodeImageOnly"]))]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+}
+
+/// `NodeImageSelection`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeImageSelectionDto {
+    /// `Latest` (default), `Consistent` or `Custom`.
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["Latest", "Consistent", "Custom"]))]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_node_image_versions: Option<Vec<NodeImageVersionDto>>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeImageVersionDto {
+    pub version: String,
+}
+
+/// A timed user action on a run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActionDto {
+    /// RFC 3339, or an offset from the scenario start such as `+2h30m`.
+    pub at: String,
+    /// `start`, `stop`, `skip` or `approve`.
+    #[schemars(extend("enum" = ["start", "stop", "skip", "approve"]))]
+    pub action: String,
+    /// `skip`: the API's `SkipProperties.targets`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<Vec<SkipTargetDto>>,
+    /// `approve`: which gate(s); every Pending gate matching all given fields is approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateAddressDto>,
+}
+
+/// `SkipTarget`: `type` is `Member`, `Group`, `Stage` or `AfterStageWait` (name = the stage).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SkipTargetDto {
+    #[serde(rename = "type")]
+    #[schemars(extend("enum" = ["Member", "Group", "Stage", "AfterStageWait"]))]
+    pub kind: String,
+    pub name: String,
+}
+
+/// Addresses gates like the gate resource's `target.updateRunProperties`, or by display name.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GateAddressDto {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// `Before` or `After`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["Before", "After"]))]
+    pub timing: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+}
+
+/// World models. Durations are strings like `"20m"` or distributions
+/// `{"median": "10m", "p90": "25m"}` / `{"min": "5m", "max": "15m"}`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelsDto {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<DurationModelDto>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureModelDto>,
+    /// What-ifs: per-member forced outcome and duration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<OverrideDto>,
+    /// Approval policy for every run: approve each Approval gate this long after it opens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<Value>,
+    /// Releases that fail a fraction of the members receiving them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bad_releases: Vec<BadReleaseDto>,
+    /// Regional incidents: upgrades in a region fail or stall during an interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub incidents: Vec<IncidentDto>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DurationModelDto {
+    /// Whole-upgrade duration per member; when set, the per-component model below is not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<Value>,
+    /// Control-plane upgrade. Default `{"median": "8m", "p90": "20m"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_plane: Option<Value>,
+    /// One surge batch of Linux nodes. Default `{"median": "10m", "p90": "25m"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linux_node_batch: Option<Value>,
+    /// One surge batch of Windows nodes. Default `{"median": "20m", "p90": "45m"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows_node_batch: Option<Value>,
+    /// SecurityPatch live patch of one Linux pool. Default `{"median": "2m", "p90": "10m"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security_patch_pool: Option<Value>,
+    /// A blocked drain fails this long after it starts. Default `30m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain_timeout: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FailureModelDto {
+    /// Sets both probabilities at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    /// Patch and node-image upgrades. Default 0.03.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_probability: Option<f64>,
+    /// Minor-version upgrades. Default 0.06.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minor_probability: Option<f64>,
+    /// Error-code mix. Default: aks-models.md §4.4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codes: Option<Vec<FailureCodeDto>>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FailureCodeDto {
+    pub code: String,
+    pub weight: i64,
+    /// `preCheck`, `surgeAllocation`, `drain` or `anywhere`.
+    #[schemars(extend("enum" = ["preCheck", "surgeAllocation", "drain", "anywhere"]))]
+    pub point: String,
+    #[serde(default)]
+    pub minor_only: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OverrideDto {
+    pub member: String,
+    /// Only in this run; every run when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// `Completed` or `Failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["Completed", "Failed"]))]
+    pub outcome: Option<String>,
+    /// How long the attempt takes (for a failure: when it fails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BadReleaseDto {
+    /// A Kubernetes version (`1.33.2`) or a node image version.
+    pub version: String,
+    /// Fraction 0–1 of receiving members that fail.
+    pub failure_fraction: f64,
+    /// Only members matching this label selector are hurt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_selector: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IncidentDto {
+    pub region: String,
+    /// RFC 3339 or an offset from the scenario start.
+    pub from: String,
+    pub to: String,
+    /// Probability 0–1 that an upgrade started in the interval fails.
+    #[serde(default)]
+    pub failure_probability: f64,
+    /// Extra time upgrades started in the interval take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+}
