@@ -1,0 +1,15 @@
+//! One integration-test binary (one link step), with a module per behaviour.
+
+mod support;
+
+mod cli;
+mod determinism;
+mod invalid;
+mod properties;
+mod scenarios;
+
+mod world_models;
+
+mod charts;
+
+mod sweeps;
