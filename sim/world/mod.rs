@@ -417,7 +417,8 @@ impl<'a> World<'a> {
         let mut pool_done = Vec::new();
         if let Some(member_dist) = &model.member {
             elapsed = member_dist.sample(&mut duration_rng);
-            cp_done = control_plane.map(|_| Duration(elapsed.as_seconds() / 2));
+            // The simple model has no components: a failed attempt applies nothing.
+            cp_done = control_plane.map(|_| elapsed);
             pool_done = pools.iter().map(|(i, t)| (*i, t.clone(), elapsed)).collect();
         } else {
             if control_plane.is_some() {
@@ -648,13 +649,13 @@ impl<'a> World<'a> {
         let elapsed = now - flight.started;
         let mut record = flight.record;
         if let Some((version, done)) = flight.control_plane
-            && (completed || elapsed >= done)
+            && (completed || elapsed > done)
         {
             state.kubernetes_version = version;
         }
         let pools = &self.fleet[member.index()].node_pools;
         for (i, target, done) in flight.pools {
-            if completed || elapsed >= done {
+            if completed || elapsed > done {
                 let from = state.pools[i].image.replace(target.clone());
                 state.pools[i].from_snapshot = false;
                 record.pools.push(PoolChange { pool: pools[i].name.clone(), from, to: Some(target) });
