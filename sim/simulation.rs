@@ -87,7 +87,9 @@ const MAX_ROUNDS_PER_INSTANT: usize = 1_000_000;
 /// Simulates a scenario once.
 pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
     let tree = SeedTree::new(scenario.seed, options.replication);
-    let mut world = World::new(&scenario.fleet, &scenario.releases, &scenario.models, scenario.settings.world, tree);
+    // Rollout releases reach regions at times drawn per replication (borrowed for replication 0).
+    let releases = scenario.releases.for_replication(tree);
+    let mut world = World::new(&scenario.fleet, &releases, &scenario.models, scenario.settings.world, tree);
     let mut runs = Vec::with_capacity(scenario.runs.len());
     for (i, spec) in scenario.runs.iter().enumerate() {
         let id = world.add_run(&spec.name, spec.upgrade.clone(), spec.approval_policy.or(scenario.models.approvals));

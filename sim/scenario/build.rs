@@ -2,6 +2,7 @@
 //! collected with its JSON Pointer; nothing downstream sees raw JSON.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::Weekday;
 use serde_json::Value;
@@ -15,8 +16,8 @@ use crate::orchestrator::{
     Strategy, Timing,
 };
 use crate::world::{
-    BadRelease, DurationDist, FailureCode, FailurePoint, ForcedOutcome, ImageSelection, MinorSkipRule, Models,
-    Override, RegionalIncident, UpgradeSpec, UpgradeType, WorldSettings,
+    BadRelease, DurationDist, DurationModel, FailureCode, FailurePoint, ForcedOutcome, ImageSelection, MinorSkipRule,
+    Models, Override, RegionalIncident, UpgradeSpec, UpgradeType, WorldSettings,
 };
 
 use super::dto::*;
@@ -34,16 +35,18 @@ impl Ctx {
         self.problems.push(Problem::new(path, message));
     }
 
-    /// RFC 3339, or `+<duration>` after the scenario start.
+    /// RFC 3339, or `+<duration>` / `-<duration>` after / before the scenario start.
     pub fn time(&mut self, text: &str, path: &str) -> Option<Time> {
-        if let Some(offset) = text.strip_prefix('+') {
-            return match Duration::parse(offset) {
-                Ok(d) => Some(self.start + d),
-                Err(e) => {
-                    self.err(path, format!("{e} (after \"+\", an offset from the scenario start)"));
-                    None
-                }
-            };
+        for (sign, factor) in [('+', 1), ('-', -1)] {
+            if let Some(offset) = text.strip_prefix(sign) {
+                return match Duration::parse(offset) {
+                    Ok(d) => Some(self.start + Duration(factor * d.as_seconds())),
+                    Err(e) => {
+                        self.err(path, format!("{e} (after \"{sign}\", an offset from the scenario start)"));
+                        None
+                    }
+                };
+            }
         }
         match Time::parse_rfc3339(text) {
             Ok(t) => Some(t),
@@ -146,8 +149,36 @@ pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> b
     valid
 }
 
+/// One member of the fleet while the scenario is built.
+pub(crate) struct FleetEntry {
+    pub member: Member,
+    /// Where it was defined, for problems.
+    pub path: String,
+    /// Its own duration model (`durations` of the member or its generator).
+    pub durations: Option<Arc<DurationModel>>,
+    /// Its DTO, kept only for `--dump-fleet`.
+    pub dto: Option<MemberDto>,
+}
+
 /// Builds the validated scenario, or every problem found.
 pub fn build(dto: &ScenarioDto, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
+    build_inner(dto, seed_override, false).map(|(scenario, _)| scenario)
+}
+
+/// Builds the scenario and returns every member (explicit and generated) in the scenario's member
+/// format, sorted by name, as `fleetsim run --dump-fleet` writes them.
+pub fn build_with_fleet(
+    dto: &ScenarioDto,
+    seed_override: Option<u64>,
+) -> Result<(Scenario, Vec<MemberDto>), Vec<Problem>> {
+    build_inner(dto, seed_override, true)
+}
+
+fn build_inner(
+    dto: &ScenarioDto,
+    seed_override: Option<u64>,
+    keep_dtos: bool,
+) -> Result<(Scenario, Vec<MemberDto>), Vec<Problem>> {
     let mut ctx = Ctx { problems: Vec::new(), start: Time(0) };
     if dto.name.trim().is_empty() {
         ctx.err("/name", "the scenario needs a name");
@@ -162,25 +193,54 @@ pub fn build(dto: &ScenarioDto, seed_override: Option<u64>) -> Result<Scenario, 
         }
     };
     ctx.start = start;
+    let seed = seed_override.unwrap_or(dto.seed);
     let settings = build_settings(&mut ctx, &dto.settings);
+    let base_durations = match &dto.models.duration {
+        Some(d) => duration_model(&mut ctx, d, DurationModel::default(), "/models/duration"),
+        None => DurationModel::default(),
+    };
 
-    let mut fleet = build_members(&mut ctx, dto);
-    let generated = super::generate::generate_members(&mut ctx, &dto.member_generators, dto.seed, start);
+    let mut fleet = build_members(&mut ctx, dto, &base_durations, keep_dtos);
+    // The calendar comes before generated members (they draw versions from it), so its rollout
+    // covers every region a member can be in.
+    let mut regions: BTreeSet<String> = fleet.iter().map(|e| e.member.region.clone()).collect();
+    regions.extend(super::generate::generator_regions(&dto.member_generators));
+    let mut releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), regions, seed);
+    let generated = super::generate::generate_members(
+        &mut ctx,
+        &dto.member_generators,
+        seed,
+        &releases,
+        &base_durations,
+        keep_dtos,
+    );
     fleet.extend(generated);
-    fleet.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+    fleet.sort_by(|a, b| a.member.name.cmp(&b.member.name));
     for pair in fleet.windows(2) {
-        if pair[0].0.name == pair[1].0.name {
+        if pair[0].member.name == pair[1].member.name {
             ctx.err(
-                pair[1].1.clone(),
-                format!("member \"{}\" is defined twice (also at {})", pair[1].0.name, pair[0].1),
+                pair[1].path.clone(),
+                format!("member \"{}\" is defined twice (also at {})", pair[1].member.name, pair[0].path),
             );
         }
     }
-    let member_paths: Vec<String> = fleet.iter().map(|(_, p)| p.clone()).collect();
-    let fleet: Vec<Member> = fleet.into_iter().map(|(m, _)| m).collect();
+    let mut member_durations = Vec::new();
+    if fleet.iter().any(|e| e.durations.is_some()) {
+        member_durations = fleet.iter_mut().map(|e| e.durations.take()).collect();
+    }
+    let mut dtos = Vec::new();
+    let fleet: Vec<Member> = fleet
+        .into_iter()
+        .map(|e| {
+            dtos.extend(e.dto);
+            e.member
+        })
+        .collect();
+    super::releases::add_implicit_images(&mut releases, &fleet, dto, start);
 
-    let releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), &fleet, dto, dto.seed);
-    let models = build_models(&mut ctx, &dto.models, &fleet, dto);
+    let mut models = build_models(&mut ctx, &dto.models, &fleet, dto);
+    models.duration = base_durations;
+    models.member_durations = member_durations;
 
     let mut strategies = BTreeMap::new();
     for (name, strategy) in &dto.update_strategies {
@@ -193,17 +253,16 @@ pub fn build(dto: &ScenarioDto, seed_override: Option<u64>) -> Result<Scenario, 
     let runs = build_runs(&mut ctx, dto, &fleet, &strategies, &settings);
     let profiles =
         super::profiles::build_profiles(&mut ctx, &dto.auto_upgrade_profiles, &fleet, &strategies, &settings);
-    let _ = member_paths;
 
     if !ctx.problems.is_empty() {
         let mut problems = ctx.problems;
         problems.dedup();
         return Err(problems);
     }
-    Ok(Scenario {
+    let scenario = Scenario {
         name: dto.name.clone(),
         description: dto.description.clone(),
-        seed: seed_override.unwrap_or(dto.seed),
+        seed,
         start,
         settings,
         fleet,
@@ -212,7 +271,8 @@ pub fn build(dto: &ScenarioDto, seed_override: Option<u64>) -> Result<Scenario, 
         strategies,
         runs,
         profiles,
-    })
+    };
+    Ok((scenario, dtos))
 }
 
 fn build_settings(ctx: &mut Ctx, dto: &SettingsDto) -> Settings {
@@ -282,13 +342,20 @@ pub(crate) fn quoted(options: &[&str]) -> String {
     options.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", ")
 }
 
-fn build_members(ctx: &mut Ctx, dto: &ScenarioDto) -> Vec<(Member, String)> {
+fn build_members(ctx: &mut Ctx, dto: &ScenarioDto, base: &DurationModel, keep_dtos: bool) -> Vec<FleetEntry> {
     dto.members
         .iter()
         .enumerate()
         .filter_map(|(i, m)| {
             let path = join("/members", i);
-            build_member(ctx, m, &path).map(|member| (member, path))
+            let durations =
+                m.durations.as_ref().map(|d| Arc::new(duration_model(ctx, d, base.clone(), &join(&path, "durations"))));
+            build_member(ctx, m, &path).map(|member| FleetEntry {
+                member,
+                path,
+                durations,
+                dto: keep_dtos.then(|| m.clone()),
+            })
         })
         .collect()
 }
@@ -1161,28 +1228,39 @@ fn resolve_gates(
 
 // ----- models ---------------------------------------------------------------------------------
 
+/// A duration model: the fields `dto` gives replace those of `base` (aks-models.md §4.2 defaults).
+pub(crate) fn duration_model(ctx: &mut Ctx, dto: &DurationModelDto, base: DurationModel, path: &str) -> DurationModel {
+    let mut model = base;
+    let set = |ctx: &mut Ctx, value: &Option<Value>, field: &str, target: &mut DurationDist| {
+        if let Some(v) = value
+            && let Some(dist) = ctx.dist(v, &join(path, field))
+        {
+            *target = dist;
+        }
+    };
+    set(ctx, &dto.control_plane, "controlPlane", &mut model.control_plane);
+    set(ctx, &dto.linux_node_batch, "linuxNodeBatch", &mut model.linux_batch);
+    set(ctx, &dto.windows_node_batch, "windowsNodeBatch", &mut model.windows_batch);
+    set(ctx, &dto.security_patch_pool, "securityPatchPool", &mut model.security_patch_pool);
+    if let Some(v) = &dto.member {
+        model.member = ctx.dist(v, &join(path, "member"));
+    } else if [&dto.control_plane, &dto.linux_node_batch, &dto.windows_node_batch, &dto.security_patch_pool]
+        .iter()
+        .any(|v| v.is_some())
+    {
+        // Components given here would be hidden by an inherited whole-upgrade duration.
+        model.member = None;
+    }
+    if let Some(t) = &dto.drain_timeout
+        && let Some(timeout) = ctx.duration(t, &join(path, "drainTimeout"))
+    {
+        model.drain_timeout = timeout;
+    }
+    model
+}
+
 fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &ScenarioDto) -> Models {
     let mut models = Models::default();
-    if let Some(d) = &dto.duration {
-        let p = "/models/duration";
-        let set = |ctx: &mut Ctx, value: &Option<Value>, field: &str, target: &mut DurationDist| {
-            if let Some(v) = value
-                && let Some(dist) = ctx.dist(v, &join(p, field))
-            {
-                *target = dist;
-            }
-        };
-        set(ctx, &d.control_plane, "controlPlane", &mut models.duration.control_plane);
-        set(ctx, &d.linux_node_batch, "linuxNodeBatch", &mut models.duration.linux_batch);
-        set(ctx, &d.windows_node_batch, "windowsNodeBatch", &mut models.duration.windows_batch);
-        set(ctx, &d.security_patch_pool, "securityPatchPool", &mut models.duration.security_patch_pool);
-        models.duration.member = d.member.as_ref().and_then(|v| ctx.dist(v, &join(p, "member")));
-        if let Some(t) = &d.drain_timeout
-            && let Some(timeout) = ctx.duration(t, &join(p, "drainTimeout"))
-        {
-            models.duration.drain_timeout = timeout;
-        }
-    }
     if let Some(f) = &dto.failure {
         let p = "/models/failure";
         if let Some(v) = f.probability {

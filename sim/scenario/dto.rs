@@ -14,6 +14,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::generate::GeneratorDto;
+use super::releases::ReleasesDto;
 use super::window_dto::MaintenanceWindowDto;
 
 /// A what-if scenario: a fleet, its world, and update runs.
@@ -39,10 +41,10 @@ pub struct ScenarioDto {
     pub members: Vec<MemberDto>,
     /// Members generated from distributions, added to the explicit ones.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub member_generators: Vec<Value>,
+    pub member_generators: Vec<GeneratorDto>,
     /// Kubernetes and node image releases with their regional availability.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub releases: Option<Value>,
+    pub releases: Option<ReleasesDto>,
     #[serde(default)]
     pub models: ModelsDto,
     /// Named update strategies: `UpdateRunStrategy` objects as the API shows them.
@@ -101,7 +103,7 @@ pub struct LimitsDto {
 }
 
 /// A fleet member: an AKS cluster.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemberDto {
     /// Fleet member name, `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, 1–50 characters.
@@ -130,9 +132,12 @@ pub struct MemberDto {
     /// A stopped (deallocated) cluster: any upgrade fails at once.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
+    /// This member's upgrade durations: fields given here replace those of `models.duration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durations: Option<DurationModelDto>,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodePoolDto {
     pub name: String,
@@ -378,23 +383,30 @@ pub struct ModelsDto {
     pub incidents: Vec<IncidentDto>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+/// Upgrade durations (aks-models.md §4.2): the control plane, then each node pool in
+/// ceil(nodes / maxSurge) batches, one pool after another.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DurationModelDto {
     /// Whole-upgrade duration per member; when set, the per-component model below is not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<DurationDistSchema>")]
     pub member: Option<Value>,
     /// Control-plane upgrade. Default `{"median": "8m", "p90": "20m"}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<DurationDistSchema>")]
     pub control_plane: Option<Value>,
     /// One surge batch of Linux nodes. Default `{"median": "10m", "p90": "25m"}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<DurationDistSchema>")]
     pub linux_node_batch: Option<Value>,
     /// One surge batch of Windows nodes. Default `{"median": "20m", "p90": "45m"}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<DurationDistSchema>")]
     pub windows_node_batch: Option<Value>,
     /// SecurityPatch live patch of one Linux pool. Default `{"median": "2m", "p90": "10m"}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<DurationDistSchema>")]
     pub security_patch_pool: Option<Value>,
     /// A blocked drain fails this long after it starts. Default `30m`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -483,4 +495,26 @@ pub struct IncidentDto {
     pub stall: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<String>,
+}
+
+/// The JSON Schema of a duration distribution (validation and error messages are `build`'s):
+/// a duration `"20m"`, `{"fixed": "20m"}`, log-normal `{"median": "10m", "p90": "25m"}` or uniform
+/// `{"min": "5m", "max": "15m"}`.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum DurationDistSchema {
+    /// A fixed duration such as `"20m"` or `"1h30m"`.
+    Duration(String),
+    Fixed {
+        fixed: String,
+    },
+    LogNormal {
+        median: String,
+        p90: String,
+    },
+    Uniform {
+        min: String,
+        max: String,
+    },
 }

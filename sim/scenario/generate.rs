@@ -1,42 +1,177 @@
-//! Member generators: many members from a few lines (a minimal form; see `GeneratorDto`).
+//! Member generators: thousands of members from a few lines (issue "world models" §6).
+//!
+//! A generator draws each member's region, update group, labels, Kubernetes version, node pools
+//! (count, size, OS, surge, current image) and maintenance windows (from templates such as local
+//! night or weekend, in the region's UTC offset) from distributions, and produces ordinary member
+//! DTOs: generated members are validated exactly like explicit ones, mix with them, and can be
+//! written out (`fleetsim run --dump-fleet`) in the scenario's member format.
+//!
+//! Determinism (SEMANTICS §10): every attribute of member `i` comes from its own stream keyed by the
+//! generator's name pattern, `i` and the attribute's name, so adding a label or a second generator
+//! changes no other draw. The seed is the generator's own `seed`, else the scenario's.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::engine::{Purpose, SeedTree, Time};
-use crate::fleet::Member;
+use crate::engine::{Purpose, SeedTree, name_key};
+use crate::fleet::{KubernetesVersion, MinorVersion, OsSku};
+use crate::world::regions::{self, CATALOG};
+use crate::world::{DurationModel, ReleaseCalendar};
 
-use super::build::{Ctx, build_member};
-use super::dto::{MemberDto, NodePoolDto};
+use super::build::{Ctx, FleetEntry, build_member, parse_os_sku, parse_surge, quoted};
+use super::dto::{DurationModelDto, MemberDto, NodePoolDto, StringOrInt};
 use super::problem::join;
+use super::window_dto::{DailyDto, MaintenanceWindowDto, ScheduleDto, WeeklyDto};
 
 /// Generates `count` members. Names come from `namePattern` with `{index}` (1-based, zero-padded to
-/// the width of `count`), `{region}` and `{group}`; regions, groups, labels and Kubernetes versions are
-/// drawn by weight.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+/// the width of `count`), `{region}`, `{geography}` and `{group}`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GeneratorDto {
+    /// How many members, 1–200000.
     pub count: i64,
-    /// Default `member-{index}`.
+    /// Default `member-{index}`. Must contain `{index}` when `count` > 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name_pattern: Option<String>,
-    /// Region → weight.
-    pub regions: BTreeMap<String, f64>,
-    /// Update group → weight.
+    /// Seed of this generator's draws. Default: the scenario's seed (so `fleetsim run --seed` also
+    /// draws a new fleet; give a seed here to keep the fleet while varying the rest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub groups: Option<BTreeMap<String, f64>>,
-    /// Label key → (value → weight).
+    pub seed: Option<u64>,
+    /// Region → weight. Default: the public regions of aks-models.md §5 with its ESTIMATE shares
+    /// (~40 % US, ~30 % Europe, ~20 % Asia Pacific, ~10 % other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regions: Option<BTreeMap<String, f64>>,
+    /// Update group (`properties.group`): group → weight, or a pattern such as `"{region}"`.
+    /// Default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<PickDto>,
+    /// Label key → (value → weight), or a pattern such as `"{geography}"`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, BTreeMap<String, f64>>,
-    /// Kubernetes version → weight.
+    pub labels: BTreeMap<String, PickDto>,
+    /// Kubernetes version → weight. A minor (`"1.33"`) stands for the newest patch of that minor in
+    /// `releases.kubernetes` available in the member's region at the scenario start.
     pub kubernetes_versions: BTreeMap<String, f64>,
-    /// Node pools every generated member gets.
+    /// Node pools: a list every member gets, or a distribution. Default: one Ubuntu pool of 3 nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_pools: Option<Vec<NodePoolDto>>,
+    pub node_pools: Option<PoolsDto>,
+    /// Pools without a `nodeImageVersion` get the newest (weight 0), second newest (weight 1), …
+    /// image of their family available in their region at the scenario start. Default `[4, 3, 2, 1]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_image_age: Option<Vec<f64>>,
+    /// Window templates for `aksManagedAutoUpgradeSchedule`, drawn by weight. Default: no window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aks_managed_auto_upgrade_schedule: Option<Vec<WindowTemplateDto>>,
+    /// Window templates for `aksManagedNodeOSUpgradeSchedule`, drawn by weight. Default: no window.
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "aksManagedNodeOSUpgradeSchedule")]
+    pub aks_managed_node_os_upgrade_schedule: Option<Vec<WindowTemplateDto>>,
+    /// Fraction 0–1 of members with long-term support. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_term_support: Option<f64>,
+    /// Fraction 0–1 of stopped members. Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<f64>,
+    /// Upgrade durations of the generated members (fields replace those of `models.duration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durations: Option<DurationModelDto>,
+}
+
+/// A text pattern (with `{index}`, `{region}`, `{geography}`, `{group}`) or value → weight.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PickDto {
+    Pattern(String),
+    Weights(BTreeMap<String, f64>),
+}
+
+/// Node pools of generated members.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PoolsDto {
+    /// Every member gets these pools.
+    Templates(Vec<NodePoolDto>),
+    Model(PoolModelDto),
+}
+
+/// Pools drawn from distributions. The first pool is the system pool (`system`, Linux); the others
+/// are `user<n>` or, for Windows, `win<n>`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PoolModelDto {
+    /// Pools per member, 1–100. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<IntDistDto>,
+    /// Nodes per pool, 1–1000. Default `{"median": 5, "p90": 20}` (ESTIMATE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_count: Option<IntDistDto>,
+    /// osSku → weight (`Ubuntu`, `Ubuntu2204`, `Ubuntu2404`, `AzureLinux`, `Windows2022`, …). The
+    /// system pool draws among the Linux entries only. Default `{"Ubuntu": 1}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_sku: Option<BTreeMap<String, f64>>,
+    /// `maxSurge` (`"33%"`) or maxSurge → weight. Default: the AKS default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_surge: Option<PickDto>,
+}
+
+/// An integer distribution: a number, `{"min": a, "max": b}` (uniform), `{"median": m, "p90": q}`
+/// (log-normal, rounded) or value → weight (`{"3": 5, "10": 1}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum IntDistDto {
+    Fixed(i64),
+    Range(IntRangeDto),
+    LogNormal(IntLogNormalDto),
+    Weights(BTreeMap<String, f64>),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IntRangeDto {
+    pub min: i64,
+    pub max: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IntLogNormalDto {
+    pub median: f64,
+    pub p90: f64,
+}
+
+/// A maintenance window template. `localNight`: daily 22:00 for 6 h; `weekend`: every Saturday
+/// 00:00 for 24 h; `none`: no window; or a verbatim AKS `maintenanceWindow`. Times are local to
+/// the member's region unless `utcOffset` (or the window's own) says otherwise.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WindowTemplateDto {
+    /// Relative weight among the templates of the list. Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
+    /// `localNight`, `weekend` or `none`; omit it with `maintenanceWindow`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["localNight", "weekend", "none"]))]
+    pub template: Option<String>,
+    /// Replaces the template's `startTime`: `"23:00"` or time → weight (to stagger windows, as
+    /// aks-models.md §1.3 advises).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<PickDto>,
+    /// Replaces the template's `durationHours` (4–24).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_hours: Option<i64>,
+    /// Replaces the day of a weekly or relative-monthly window: a day or day → weight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub day_of_week: Option<PickDto>,
+    /// `+HH:mm`/`-HH:mm`, or `region` (default): the standard-time offset of the member's region.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utc_offset: Option<String>,
+    /// A verbatim AKS `maintenanceWindow`; without its own `utcOffset` it takes the template's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance_window: Option<MaintenanceWindowDto>,
 }
 
 /// Draws a key by weight with one uniform draw (keys in byte order, so the draw is reproducible).
@@ -57,6 +192,21 @@ pub(crate) fn pick<'m, R: Rng>(rng: &mut R, weights: &'m BTreeMap<String, f64>) 
     last
 }
 
+/// An index by weight (for `nodeImageAge`).
+fn pick_index<R: Rng>(rng: &mut R, weights: &[f64]) -> usize {
+    let total: f64 = weights.iter().filter(|w| **w > 0.0).sum();
+    let mut x = rng.random::<f64>() * total;
+    let mut last = 0;
+    for (i, w) in weights.iter().enumerate().filter(|(_, w)| **w > 0.0) {
+        last = i;
+        if x < *w {
+            return i;
+        }
+        x -= w;
+    }
+    last
+}
+
 fn check_weights(ctx: &mut Ctx, weights: &BTreeMap<String, f64>, path: &str) {
     if weights.is_empty() || !weights.values().any(|w| *w > 0.0) {
         ctx.err(path, "give at least one entry with a positive weight");
@@ -68,64 +218,610 @@ fn check_weights(ctx: &mut Ctx, weights: &BTreeMap<String, f64>, path: &str) {
     }
 }
 
-pub(crate) fn generate_members(ctx: &mut Ctx, generators: &[Value], seed: u64, _start: Time) -> Vec<(Member, String)> {
+fn check_pick(ctx: &mut Ctx, pick: &PickDto, path: &str, mut check_value: impl FnMut(&mut Ctx, &str, &str)) {
+    match pick {
+        PickDto::Pattern(text) => check_value(ctx, text, path),
+        PickDto::Weights(weights) => {
+            check_weights(ctx, weights, path);
+            for key in weights.keys() {
+                check_value(ctx, key, &join(path, key));
+            }
+        }
+    }
+}
+
+/// What placeholders of one member stand for.
+struct Placeholders<'a> {
+    index: String,
+    region: &'a str,
+    geography: &'a str,
+    group: Option<&'a str>,
+}
+
+impl Placeholders<'_> {
+    fn fill(&self, pattern: &str) -> String {
+        let mut text = pattern.replace("{index}", &self.index).replace("{region}", self.region);
+        text = text.replace("{geography}", self.geography);
+        text.replace("{group}", self.group.unwrap_or("none"))
+    }
+}
+
+fn draw_pick(rng: &mut ChaCha8Rng, choice: &PickDto, places: &Placeholders) -> String {
+    match choice {
+        PickDto::Pattern(text) => places.fill(text),
+        PickDto::Weights(weights) => pick(rng, weights).unwrap_or_default().to_string(),
+    }
+}
+
+/// A validated integer distribution.
+#[derive(Clone, Debug)]
+enum IntDist {
+    Fixed(i64),
+    Range(i64, i64),
+    LogNormal { mu: f64, sigma: f64 },
+    Weights(BTreeMap<String, f64>),
+}
+
+impl IntDist {
+    fn sample(&self, rng: &mut ChaCha8Rng, min: i64, max: i64) -> i64 {
+        let value = match self {
+            IntDist::Fixed(n) => *n,
+            IntDist::Range(a, b) => rng.random_range(*a..=*b),
+            IntDist::LogNormal { mu, sigma } => {
+                let z: f64 = StandardNormal.sample(rng);
+                (mu + sigma * z).exp().round() as i64
+            }
+            IntDist::Weights(weights) => pick(rng, weights).and_then(|k| k.parse().ok()).unwrap_or(min),
+        };
+        value.clamp(min, max)
+    }
+}
+
+fn int_dist(ctx: &mut Ctx, dto: &IntDistDto, path: &str, min: i64, max: i64) -> Option<IntDist> {
+    let in_range = |ctx: &mut Ctx, n: i64, path: &str| {
+        let ok = (min..=max).contains(&n);
+        if !ok {
+            ctx.err(path, format!("{n} is outside {min}–{max}"));
+        }
+        ok
+    };
+    match dto {
+        IntDistDto::Fixed(n) => in_range(ctx, *n, path).then_some(IntDist::Fixed(*n)),
+        IntDistDto::Range(r) => {
+            let ok = in_range(ctx, r.min, &join(path, "min")) & in_range(ctx, r.max, &join(path, "max"));
+            if r.max < r.min {
+                ctx.err(join(path, "max"), "max must be at least min");
+                return None;
+            }
+            ok.then_some(IntDist::Range(r.min, r.max))
+        }
+        IntDistDto::LogNormal(l) => {
+            if !(l.median >= 1.0 && l.median.is_finite()) {
+                ctx.err(join(path, "median"), format!("median {} must be at least 1", l.median));
+                return None;
+            }
+            if !(l.p90 >= l.median && l.p90.is_finite()) {
+                ctx.err(join(path, "p90"), "p90 must be at least the median");
+                return None;
+            }
+            let sigma = (l.p90.ln() - l.median.ln()) / 1.281_551_565_544_600_4;
+            Some(IntDist::LogNormal { mu: l.median.ln(), sigma })
+        }
+        IntDistDto::Weights(weights) => {
+            check_weights(ctx, weights, path);
+            let mut ok = true;
+            for key in weights.keys() {
+                match key.parse::<i64>() {
+                    Ok(n) => ok &= in_range(ctx, n, &join(path, key)),
+                    Err(_) => {
+                        ctx.err(join(path, key), format!("\"{key}\" is not a whole number"));
+                        ok = false;
+                    }
+                }
+            }
+            ok.then(|| IntDist::Weights(weights.clone()))
+        }
+    }
+}
+
+/// A validated window template.
+#[derive(Clone, Debug)]
+struct Template {
+    /// `None`: no window.
+    window: Option<MaintenanceWindowDto>,
+    /// `None`: the region's offset.
+    utc_offset: Option<String>,
+    start_time: Option<PickDto>,
+    day_of_week: Option<PickDto>,
+}
+
+fn window_templates(ctx: &mut Ctx, list: &[WindowTemplateDto], path: &str) -> Vec<(f64, Template)> {
+    if list.is_empty() {
+        ctx.err(path, "give at least one template (or omit the field for no window)");
+    }
     let mut out = Vec::new();
-    for (g, value) in generators.iter().enumerate() {
-        let path = join("/memberGenerators", g);
-        let dto: GeneratorDto = match serde_json::from_value(value.clone()) {
-            Ok(d) => d,
-            Err(e) => {
-                ctx.err(&path, format!("invalid member generator: {e}"));
+    for (i, t) in list.iter().enumerate() {
+        let tp = join(path, i);
+        let before = ctx.problems.len();
+        let weight = t.weight.unwrap_or(1.0);
+        if !weight.is_finite() || weight < 0.0 {
+            ctx.err(join(&tp, "weight"), format!("weight {weight} must be a finite number ≥ 0"));
+        }
+        let base = match (t.template.as_deref(), &t.maintenance_window) {
+            (Some("localNight"), None) => Some(MaintenanceWindowDto {
+                schedule: ScheduleDto { daily: Some(DailyDto { interval_days: 1 }), ..ScheduleDto::default() },
+                duration_hours: 6,
+                start_time: "22:00".to_string(),
+                utc_offset: None,
+                start_date: None,
+                not_allowed_dates: None,
+            }),
+            (Some("weekend"), None) => Some(MaintenanceWindowDto {
+                schedule: ScheduleDto {
+                    weekly: Some(WeeklyDto { interval_weeks: 1, day_of_week: "Saturday".to_string() }),
+                    ..ScheduleDto::default()
+                },
+                duration_hours: 24,
+                start_time: "00:00".to_string(),
+                utc_offset: None,
+                start_date: None,
+                not_allowed_dates: None,
+            }),
+            (Some("none"), None) => None,
+            (None, Some(window)) => Some(window.clone()),
+            (Some(_), Some(_)) => {
+                ctx.err(join(&tp, "template"), "give either template or maintenanceWindow, not both");
+                continue;
+            }
+            (None, None) => {
+                ctx.err(&tp, "give a template (\"localNight\", \"weekend\", \"none\") or a maintenanceWindow");
+                continue;
+            }
+            (Some(other), None) => {
+                ctx.err(
+                    join(&tp, "template"),
+                    format!("\"{other}\" is not a window template: {}", quoted(&["localNight", "weekend", "none"])),
+                );
                 continue;
             }
         };
-        if !(1..=200_000).contains(&dto.count) {
-            ctx.err(join(&path, "count"), format!("{} members: a generator makes 1–200000", dto.count));
+        let utc_offset = match t.utc_offset.as_deref() {
+            None | Some("region") => None,
+            Some(offset) => Some(offset.to_string()),
+        };
+        let Some(mut window) = base else {
+            for (field, set) in [
+                ("startTime", t.start_time.is_some()),
+                ("durationHours", t.duration_hours.is_some()),
+                ("dayOfWeek", t.day_of_week.is_some()),
+                ("utcOffset", t.utc_offset.is_some()),
+            ] {
+                if set {
+                    ctx.err(join(&tp, field), "the \"none\" template has no window to shape");
+                }
+            }
+            out.push((weight, Template { window: None, utc_offset: None, start_time: None, day_of_week: None }));
             continue;
+        };
+        if let Some(hours) = t.duration_hours {
+            window.duration_hours = hours;
         }
-        check_weights(ctx, &dto.regions, &join(&path, "regions"));
-        check_weights(ctx, &dto.kubernetes_versions, &join(&path, "kubernetesVersions"));
-        if let Some(groups) = &dto.groups {
-            check_weights(ctx, groups, &join(&path, "groups"));
+        let has_day = window.schedule.weekly.is_some() || window.schedule.relative_monthly.is_some();
+        if t.day_of_week.is_some() && !has_day {
+            ctx.err(join(&tp, "dayOfWeek"), "only weekly and relativeMonthly windows have a dayOfWeek");
         }
-        for (key, values) in &dto.labels {
-            check_weights(ctx, values, &join(&join(&path, "labels"), key));
+        // Validate every value the template can produce, with the offset it will get.
+        let base_path = if t.maintenance_window.is_some() { join(&tp, "maintenanceWindow") } else { tp.clone() };
+        let mut sample = window.clone();
+        sample.utc_offset = Some(utc_offset.clone().or(window.utc_offset.clone()).unwrap_or("+00:00".to_string()));
+        for problem in sample.validate(&base_path) {
+            ctx.problems.push(problem);
         }
-        let before = ctx.problems.len();
-        let tree = SeedTree::new(seed, 0);
+        let value_ok = |ctx: &mut Ctx, s: &MaintenanceWindowDto, at: &str| {
+            if let Some(problem) = s.validate("").into_iter().next() {
+                ctx.err(at, problem.message);
+            }
+        };
+        if ctx.problems.len() == before
+            && let Some(start) = &t.start_time
+        {
+            check_pick(ctx, start, &join(&tp, "startTime"), |ctx, value, at| {
+                let mut s = sample.clone();
+                s.start_time = value.to_string();
+                value_ok(ctx, &s, at);
+            });
+        }
+        if ctx.problems.len() == before
+            && has_day
+            && let Some(day) = &t.day_of_week
+        {
+            check_pick(ctx, day, &join(&tp, "dayOfWeek"), |ctx, value, at| {
+                let mut s = sample.clone();
+                set_day(&mut s, value);
+                value_ok(ctx, &s, at);
+            });
+        }
+        if ctx.problems.len() == before {
+            window.utc_offset = window.utc_offset.take().or(utc_offset.clone());
+            out.push((
+                weight,
+                Template {
+                    window: Some(window),
+                    utc_offset,
+                    start_time: t.start_time.clone(),
+                    day_of_week: t.day_of_week.clone(),
+                },
+            ));
+        }
+    }
+    if !out.is_empty() && !out.iter().any(|(w, _)| *w > 0.0) {
+        ctx.err(path, "give at least one template with a positive weight");
+    }
+    out
+}
+
+fn set_day(window: &mut MaintenanceWindowDto, day: &str) {
+    if let Some(weekly) = &mut window.schedule.weekly {
+        weekly.day_of_week = day.to_string();
+    }
+    if let Some(relative) = &mut window.schedule.relative_monthly {
+        relative.day_of_week = day.to_string();
+    }
+}
+
+fn draw_window(
+    rng: &mut ChaCha8Rng,
+    templates: &[(f64, Template)],
+    places: &Placeholders,
+) -> Option<MaintenanceWindowDto> {
+    let weights: Vec<f64> = templates.iter().map(|(w, _)| *w).collect();
+    let template = &templates[pick_index(rng, &weights)].1;
+    let mut window = template.window.clone()?;
+    if let Some(start) = &template.start_time {
+        window.start_time = draw_pick(rng, start, places);
+    }
+    if let Some(day) = &template.day_of_week {
+        set_day(&mut window, &draw_pick(rng, day, places));
+    }
+    if window.utc_offset.is_none() {
+        window.utc_offset = Some(
+            template
+                .utc_offset
+                .clone()
+                .unwrap_or_else(|| regions::format_utc_offset(regions::utc_offset_minutes(places.region))),
+        );
+    }
+    Some(window)
+}
+
+/// How a version key of `kubernetesVersions` resolves.
+#[derive(Clone, Debug)]
+enum VersionKey {
+    Exact(String),
+    /// The newest patch of this minor available in the member's region at the start.
+    Minor(MinorVersion),
+}
+
+/// A generator checked once, before any member is drawn.
+struct Plan<'g> {
+    dto: &'g GeneratorDto,
+    pattern: String,
+    regions: BTreeMap<String, f64>,
+    versions: BTreeMap<String, VersionKey>,
+    pools: Option<PoolPlan>,
+    image_age: Vec<f64>,
+    auto_upgrade: Vec<(f64, Template)>,
+    node_os: Vec<(f64, Template)>,
+    long_term_support: f64,
+    stopped: f64,
+    durations: Option<Arc<DurationModel>>,
+}
+
+struct PoolPlan {
+    count: IntDist,
+    node_count: IntDist,
+    os_sku: BTreeMap<String, f64>,
+    linux_os_sku: BTreeMap<String, f64>,
+    max_surge: Option<PickDto>,
+}
+
+fn plan<'g>(
+    ctx: &mut Ctx,
+    dto: &'g GeneratorDto,
+    path: &str,
+    calendar: &ReleaseCalendar,
+    base_durations: &DurationModel,
+) -> Option<Plan<'g>> {
+    let before = ctx.problems.len();
+    if !(1..=200_000).contains(&dto.count) {
+        ctx.err(join(path, "count"), format!("{} members: a generator makes 1–200000", dto.count));
+    }
+    let pattern = dto.name_pattern.clone().unwrap_or_else(|| "member-{index}".to_string());
+    if dto.count > 1 && !pattern.contains("{index}") {
+        ctx.err(
+            join(path, "namePattern"),
+            format!("\"{pattern}\" has no {{index}}, so {} members would share names", dto.count),
+        );
+    }
+    let regions = match &dto.regions {
+        Some(weights) => {
+            check_weights(ctx, weights, &join(path, "regions"));
+            for region in weights.keys() {
+                if region.is_empty() || !region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+                    ctx.err(
+                        join(&join(path, "regions"), region),
+                        format!("\"{region}\" is not an Azure region name like \"westeurope\""),
+                    );
+                }
+            }
+            weights.clone()
+        }
+        None => CATALOG.iter().filter(|r| !r.canary).map(|r| (r.name.to_string(), r.weight)).collect(),
+    };
+    if let Some(groups) = &dto.groups {
+        check_pick(ctx, groups, &join(path, "groups"), |_, _, _| {});
+    }
+    for (key, values) in &dto.labels {
+        check_pick(ctx, values, &join(&join(path, "labels"), key), |_, _, _| {});
+    }
+    let versions_path = join(path, "kubernetesVersions");
+    check_weights(ctx, &dto.kubernetes_versions, &versions_path);
+    let mut versions = BTreeMap::new();
+    for key in dto.kubernetes_versions.keys() {
+        let key_path = join(&versions_path, key);
+        if let Ok(v) = KubernetesVersion::parse(key) {
+            versions.insert(key.clone(), VersionKey::Exact(v.to_string()));
+        } else if let Ok(minor) = MinorVersion::parse(key) {
+            if !calendar.kubernetes.iter().any(|r| r.version.minor_version() == minor) {
+                ctx.err(
+                    &key_path,
+                    format!("minor {minor} stands for its newest released patch, but releases.kubernetes lists none"),
+                );
+            }
+            versions.insert(key.clone(), VersionKey::Minor(minor));
+        } else {
+            ctx.err(
+                &key_path,
+                format!("\"{key}\" is neither a Kubernetes version (\"1.33.2\") nor a minor (\"1.33\")"),
+            );
+        }
+    }
+    let pools = match &dto.node_pools {
+        Some(PoolsDto::Model(model)) => pool_plan(ctx, model, &join(path, "nodePools")),
+        _ => None,
+    };
+    if let Some(PoolsDto::Templates(list)) = &dto.node_pools
+        && list.is_empty()
+    {
+        ctx.err(join(path, "nodePools"), "give at least one node pool (or omit nodePools for the default pool)");
+    }
+    let image_age = dto.node_image_age.clone().unwrap_or_else(|| vec![4.0, 3.0, 2.0, 1.0]);
+    let age_path = join(path, "nodeImageAge");
+    if image_age.is_empty() || image_age.len() > 100 || !image_age.iter().any(|w| *w > 0.0) {
+        ctx.err(&age_path, "give 1–100 weights, at least one positive");
+    }
+    for (i, w) in image_age.iter().enumerate() {
+        if !w.is_finite() || *w < 0.0 {
+            ctx.err(join(&age_path, i), format!("weight {w} must be a finite number ≥ 0"));
+        }
+    }
+    let auto_upgrade = dto
+        .aks_managed_auto_upgrade_schedule
+        .as_deref()
+        .map_or_else(Vec::new, |list| window_templates(ctx, list, &join(path, "aksManagedAutoUpgradeSchedule")));
+    let node_os = dto
+        .aks_managed_node_os_upgrade_schedule
+        .as_deref()
+        .map_or_else(Vec::new, |list| window_templates(ctx, list, &join(path, "aksManagedNodeOSUpgradeSchedule")));
+    let long_term_support = dto.long_term_support.map_or(0.0, |p| ctx.probability(p, &join(path, "longTermSupport")));
+    let stopped = dto.stopped.map_or(0.0, |p| ctx.probability(p, &join(path, "stopped")));
+    let durations = dto
+        .durations
+        .as_ref()
+        .map(|d| Arc::new(super::build::duration_model(ctx, d, base_durations.clone(), &join(path, "durations"))));
+    (ctx.problems.len() == before).then_some(Plan {
+        dto,
+        pattern,
+        regions,
+        versions,
+        pools,
+        image_age,
+        auto_upgrade,
+        node_os,
+        long_term_support,
+        stopped,
+        durations,
+    })
+}
+
+fn pool_plan(ctx: &mut Ctx, dto: &PoolModelDto, path: &str) -> Option<PoolPlan> {
+    let count = match &dto.count {
+        Some(d) => int_dist(ctx, d, &join(path, "count"), 1, 100),
+        None => Some(IntDist::Fixed(1)),
+    };
+    let node_count = match &dto.node_count {
+        Some(d) => int_dist(ctx, d, &join(path, "nodeCount"), 1, 1000),
+        None => Some(IntDist::LogNormal { mu: 5f64.ln(), sigma: (20f64.ln() - 5f64.ln()) / 1.281_551_565_544_600_4 }),
+    };
+    let os_sku = dto.os_sku.clone().unwrap_or_else(|| BTreeMap::from([("Ubuntu".to_string(), 1.0)]));
+    let os_path = join(path, "osSku");
+    check_weights(ctx, &os_sku, &os_path);
+    let mut linux_os_sku = BTreeMap::new();
+    for (sku, w) in &os_sku {
+        match parse_os_sku(sku, None) {
+            Ok(os) if !os.is_windows() => {
+                linux_os_sku.insert(sku.clone(), *w);
+            }
+            Ok(_) => {}
+            Err(e) => ctx.err(join(&os_path, sku), e),
+        }
+    }
+    if linux_os_sku.values().all(|w| *w <= 0.0) {
+        // The system pool must run Linux (AKS); without a Linux entry it is Ubuntu.
+        linux_os_sku = BTreeMap::from([("Ubuntu".to_string(), 1.0)]);
+    }
+    if let Some(surge) = &dto.max_surge {
+        check_pick(ctx, surge, &join(path, "maxSurge"), |ctx, value, path| {
+            if let Err(e) = parse_surge(value) {
+                ctx.err(path, e);
+            }
+        });
+    }
+    Some(PoolPlan { count: count?, node_count: node_count?, os_sku, linux_os_sku, max_surge: dto.max_surge.clone() })
+}
+
+/// Generates the members of every generator. `calendar` resolves minors and image ages;
+/// `keep_dtos` keeps each member's DTO (for `--dump-fleet`).
+pub(crate) fn generate_members(
+    ctx: &mut Ctx,
+    generators: &[GeneratorDto],
+    seed: u64,
+    calendar: &ReleaseCalendar,
+    base_durations: &DurationModel,
+    keep_dtos: bool,
+) -> Vec<FleetEntry> {
+    let mut out = Vec::new();
+    for (g, dto) in generators.iter().enumerate() {
+        let path = join("/memberGenerators", g);
+        let Some(plan) = plan(ctx, dto, &path, calendar, base_durations) else { continue };
+        let tree = SeedTree::new(dto.seed.unwrap_or(seed), 0);
+        let generator_key = name_key(&plan.pattern);
         let width = dto.count.to_string().len();
-        let pattern = dto.name_pattern.clone().unwrap_or_else(|| "member-{index}".to_string());
+        let before = ctx.problems.len();
         for i in 0..dto.count as u64 {
             if ctx.problems.len() > before {
                 break;
             }
-            let mut rng = tree.stream(Purpose::FleetGenerator, [g as u64, i, 0]);
-            let region = pick(&mut rng, &dto.regions).unwrap_or("eastus").to_string();
-            let group = dto.groups.as_ref().and_then(|w| pick(&mut rng, w)).map(str::to_string);
-            let labels =
-                dto.labels.iter().filter_map(|(k, w)| pick(&mut rng, w).map(|v| (k.clone(), v.to_string()))).collect();
-            let version = pick(&mut rng, &dto.kubernetes_versions).unwrap_or("1.33.0").to_string();
-            let name = pattern
-                .replace("{index}", &format!("{:0width$}", i + 1))
-                .replace("{region}", &region)
-                .replace("{group}", group.as_deref().unwrap_or("none"));
-            let member = MemberDto {
-                name,
-                region,
-                group,
-                labels,
-                kubernetes_version: version,
-                node_pools: dto.node_pools.clone(),
-                aks_managed_auto_upgrade_schedule: None,
-                aks_managed_node_os_upgrade_schedule: None,
-                long_term_support: false,
-                stopped: false,
-            };
+            let member = draw_member(ctx, &plan, &tree, generator_key, i, width, calendar, keep_dtos);
             let member_path = format!("{path} (member {})", i + 1);
             if let Some(m) = build_member(ctx, &member, &member_path) {
-                out.push((m, member_path));
+                out.push(FleetEntry {
+                    member: m,
+                    path: member_path,
+                    durations: plan.durations.clone(),
+                    dto: keep_dtos.then_some(member),
+                });
             }
         }
     }
     out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_member(
+    ctx: &Ctx,
+    plan: &Plan,
+    tree: &SeedTree,
+    generator_key: u64,
+    i: u64,
+    width: usize,
+    calendar: &ReleaseCalendar,
+    keep_dtos: bool,
+) -> MemberDto {
+    let stream = |attribute: &str| tree.stream(Purpose::FleetGenerator, [generator_key, i, name_key(attribute)]);
+    let region = pick(&mut stream("region"), &plan.regions).unwrap_or("eastus").to_string();
+    let geography = regions::find(&region).map_or("other", |r| r.geography.slug());
+    let mut places = Placeholders { index: format!("{:0width$}", i + 1), region: &region, geography, group: None };
+    let group = plan.dto.groups.as_ref().map(|g| draw_pick(&mut stream("group"), g, &places));
+    places.group = group.as_deref();
+    let labels = plan
+        .dto
+        .labels
+        .iter()
+        .map(|(key, values)| (key.clone(), draw_pick(&mut stream(&format!("label:{key}")), values, &places)))
+        .collect();
+    let version_key = pick(&mut stream("kubernetesVersion"), &plan.dto.kubernetes_versions).unwrap_or_default();
+    let kubernetes_version = match plan.versions.get(version_key) {
+        Some(VersionKey::Exact(v)) => v.clone(),
+        Some(VersionKey::Minor(minor)) => {
+            let newest =
+                calendar.kubernetes_available(&region, ctx.start).find(|r| r.version.minor_version() == *minor);
+            // Not yet in this region: the oldest listed patch of the minor.
+            let fallback = || calendar.kubernetes.iter().find(|r| r.version.minor_version() == *minor);
+            newest.or_else(fallback).map_or_else(|| format!("{minor}.0"), |r| r.version.to_string())
+        }
+        None => version_key.to_string(),
+    };
+    let parsed_version = KubernetesVersion::parse(&kubernetes_version).ok();
+    let mut pool_rng = stream("nodePools");
+    let mut pools: Vec<NodePoolDto> = match (&plan.dto.node_pools, &plan.pools) {
+        (Some(PoolsDto::Templates(list)), _) => list.clone(),
+        (_, Some(model)) => {
+            let count = model.count.sample(&mut pool_rng, 1, 100);
+            (0..count)
+                .map(|j| {
+                    let skus = if j == 0 { &model.linux_os_sku } else { &model.os_sku };
+                    let sku = pick(&mut pool_rng, skus).unwrap_or("Ubuntu").to_string();
+                    let windows = parse_os_sku(&sku, parsed_version).is_ok_and(OsSku::is_windows);
+                    let name = match (j, windows) {
+                        (0, _) => "system".to_string(),
+                        (_, true) => format!("win{j}"),
+                        (_, false) => format!("user{j}"),
+                    };
+                    NodePoolDto {
+                        name,
+                        os_sku: Some(sku),
+                        node_count: Some(model.node_count.sample(&mut pool_rng, 1, 1000)),
+                        node_image_version: None,
+                        max_surge: model
+                            .max_surge
+                            .as_ref()
+                            .map(|s| StringOrInt::String(draw_pick(&mut pool_rng, s, &places))),
+                        from_snapshot: false,
+                    }
+                })
+                .collect()
+        }
+        _ => vec![NodePoolDto {
+            name: "nodepool1".to_string(),
+            os_sku: None,
+            node_count: Some(3),
+            node_image_version: None,
+            max_surge: None,
+            from_snapshot: false,
+        }],
+    };
+    let mut age_rng = stream("nodeImageAge");
+    for pool in &mut pools {
+        if pool.node_image_version.is_some() {
+            continue;
+        }
+        let os = match &pool.os_sku {
+            Some(sku) => parse_os_sku(sku, parsed_version).ok(),
+            None => parse_os_sku("Ubuntu", parsed_version).ok(),
+        };
+        let Some(os) = os else { continue };
+        let age = pick_index(&mut age_rng, &plan.image_age);
+        let available: Vec<_> = calendar.images_available(os.default_image_family(), &region, ctx.start).collect();
+        if let Some(release) = available.get(age.min(available.len().saturating_sub(1))) {
+            pool.node_image_version = Some(release.version.to_string());
+        }
+    }
+    let auto_upgrade = (!plan.auto_upgrade.is_empty())
+        .then(|| draw_window(&mut stream("aksManagedAutoUpgradeSchedule"), &plan.auto_upgrade, &places))
+        .flatten();
+    let node_os = (!plan.node_os.is_empty())
+        .then(|| draw_window(&mut stream("aksManagedNodeOSUpgradeSchedule"), &plan.node_os, &places))
+        .flatten();
+    let long_term_support =
+        plan.long_term_support > 0.0 && stream("longTermSupport").random::<f64>() < plan.long_term_support;
+    let stopped = plan.stopped > 0.0 && stream("stopped").random::<f64>() < plan.stopped;
+    MemberDto {
+        name: places.fill(&plan.pattern),
+        region: region.clone(),
+        group: group.clone(),
+        labels,
+        kubernetes_version,
+        node_pools: Some(pools),
+        aks_managed_auto_upgrade_schedule: auto_upgrade,
+        aks_managed_node_os_upgrade_schedule: node_os,
+        long_term_support,
+        stopped,
+        durations: if keep_dtos { plan.dto.durations.clone() } else { None },
+    }
+}
+
+/// Regions a generator may place members in (for the release calendar, built before members).
+pub(crate) fn generator_regions(generators: &[GeneratorDto]) -> BTreeSet<String> {
+    generators.iter().filter_map(|g| g.regions.as_ref()).flat_map(|w| w.keys().cloned()).collect()
 }

@@ -137,6 +137,16 @@ pub fn parse_str(text: &str, seed_override: Option<u64>) -> Result<Scenario, Vec
     build::build(&dto, seed_override)
 }
 
+/// Parses and validates a scenario, and returns its whole fleet (explicit and generated members) in
+/// the scenario's member format, sorted by name.
+pub fn parse_str_with_fleet(
+    text: &str,
+    seed_override: Option<u64>,
+) -> Result<(Scenario, Vec<dto::MemberDto>), Vec<Problem>> {
+    let dto = parse_dto(text).map_err(|p| vec![p])?;
+    build::build_with_fleet(&dto, seed_override)
+}
+
 /// Reads, parses and validates a scenario file.
 pub fn load_file(path: &Path, seed_override: Option<u64>) -> Result<Scenario, LoadError> {
     let text =

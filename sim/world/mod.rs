@@ -4,7 +4,9 @@
 
 pub mod dist;
 pub mod models;
+pub mod regions;
 pub mod releases;
+pub mod rollout;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,7 +15,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{Duration, Purpose, SeedTree, Time, name_key};
-use crate::fleet::window::{MaintenanceWindow, WindowClass, WindowState, class_of};
+use crate::fleet::window::{MaintenanceWindow, WindowClass, WindowState};
 use crate::fleet::{KubernetesVersion, Member, MemberId, NodeImageVersion, Surge};
 use crate::orchestrator::{Facts, GateRef, Note, Outcome, RunId};
 
@@ -159,6 +161,19 @@ struct InFlight {
     record: UpgradeRecord,
 }
 
+/// One member's window state, valid for `[from, until)`: the scheduler asks for classes at every
+/// decision, and a calendar answer stays the same until the window opens or closes.
+#[derive(Clone, Copy, Debug)]
+struct WindowFact {
+    from: Time,
+    until: Time,
+    state: WindowState,
+}
+
+/// Window kinds, the index of the per-kind caches.
+const AUTO_UPGRADE: usize = 0;
+const NODE_OS: usize = 1;
+
 /// The simulated environment of one replication.
 pub struct World<'a> {
     fleet: &'a [Member],
@@ -170,6 +185,8 @@ pub struct World<'a> {
     runs: Vec<RunContext>,
     in_flight: BTreeMap<(RunId, MemberId), InFlight>,
     attempts: BTreeMap<(RunId, MemberId), u64>,
+    /// Per window kind, per member (allocated on first use).
+    window_facts: [Vec<Option<WindowFact>>; 2],
 }
 
 impl<'a> World<'a> {
@@ -202,6 +219,7 @@ impl<'a> World<'a> {
             runs: Vec::new(),
             in_flight: BTreeMap::new(),
             attempts: BTreeMap::new(),
+            window_facts: [Vec::new(), Vec::new()],
         }
     }
 
@@ -274,15 +292,46 @@ impl<'a> World<'a> {
         Some(policy.sample(&mut rng))
     }
 
+    /// SEMANTICS §5.4: NodeImageOnly (and SecurityPatch) consult the node-OS schedule, other types
+    /// the auto-upgrade schedule.
+    fn window_kind(&self, run: RunId) -> usize {
+        let spec = &self.runs[run as usize].spec;
+        if spec.kind == UpgradeType::NodeImageOnly || spec.security_patch { NODE_OS } else { AUTO_UPGRADE }
+    }
+
     fn window_for(&self, run: RunId, member: MemberId) -> Option<&'a MaintenanceWindow> {
         let m = &self.fleet[member.index()];
-        let spec = &self.runs[run as usize].spec;
-        // SEMANTICS §5.4: NodeImageOnly (and SecurityPatch) consult the node-OS schedule.
-        if spec.kind == UpgradeType::NodeImageOnly || spec.security_patch {
-            m.node_os_window.as_ref()
-        } else {
-            m.auto_upgrade_window.as_ref()
+        match self.window_kind(run) {
+            NODE_OS => m.node_os_window.as_ref(),
+            _ => m.auto_upgrade_window.as_ref(),
         }
+    }
+
+    /// The member's window state at `now` for the window `run` consults (`None`: no such window),
+    /// answered from the cache while it holds. Identical to `MaintenanceWindow::state_at` in what the
+    /// scheduler reads: open or not, and the next opening.
+    fn window_state(&mut self, run: RunId, member: MemberId, now: Time) -> Option<WindowState> {
+        let window = self.window_for(run, member)?;
+        let facts = &mut self.window_facts[self.window_kind(run)];
+        if facts.is_empty() {
+            facts.resize(self.fleet.len(), None);
+        }
+        let slot = &mut facts[member.index()];
+        if let Some(fact) = slot
+            && fact.from <= now
+            && now < fact.until
+        {
+            return Some(fact.state);
+        }
+        let state = window.state_at(now);
+        let until = match state {
+            WindowState::Open { until } => until,
+            WindowState::Closed { next_open: Some(t) } => t,
+            // "Not within the search horizon" may change with the instant asked: no reuse.
+            WindowState::Closed { next_open: None } => now + Duration(1),
+        };
+        *slot = Some(WindowFact { from: now, until, state });
+        Some(state)
     }
 
     /// Pools the run upgrades and their target images at `now` (SEMANTICS §8). `None` target: the
@@ -325,7 +374,19 @@ impl<'a> World<'a> {
         let m = &self.fleet[member.index()];
         let current = self.members[member.index()].kubernetes_version;
         let behind = current.minor_version().minors_behind(target.minor_version());
-        (behind > 1 && !m.long_term_support).then_some(target)
+        // LTS clusters may skip minors, but only to an LTS-eligible release (aks-models.md §3).
+        let may_skip = m.long_term_support && self.releases.kubernetes_release(target).is_none_or(|r| r.lts_eligible);
+        (behind > 1 && !may_skip).then_some(target)
+    }
+
+    fn skip_message(&self, member: MemberId, current: KubernetesVersion, target: KubernetesVersion) -> String {
+        if self.fleet[member.index()].long_term_support {
+            format!(
+                "upgrading from {current} to {target} skips a minor version; {target} is not LTS-eligible, so even LTS clusters cannot"
+            )
+        } else {
+            format!("upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do")
+        }
     }
 
     /// A member starts upgrading in `run` at `now`: decide how long it takes and how it ends.
@@ -363,8 +424,7 @@ impl<'a> World<'a> {
             return self.begin(run, member, now, immediate("OperationNotAllowed", message), None, Vec::new(), record);
         }
         if let Some(target) = self.minor_skip_blocked(run, member) {
-            let message =
-                format!("upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do");
+            let message = self.skip_message(member, current, target);
             return self.begin(
                 run,
                 member,
@@ -411,7 +471,7 @@ impl<'a> World<'a> {
 
         // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
         let mut duration_rng = self.tree.stream(Purpose::UpgradeDuration, keys);
-        let model = &self.models.duration;
+        let model = self.models.duration_for(member);
         let mut elapsed = Duration::ZERO;
         let mut cp_done = None;
         let mut pool_done = Vec::new();
@@ -430,7 +490,10 @@ impl<'a> World<'a> {
                 if context.spec.security_patch {
                     elapsed = elapsed + model.security_patch_pool.sample(&mut duration_rng);
                 } else {
-                    let surge = pool.max_surge.unwrap_or(default_surge(current)).nodes_for(pool.node_count);
+                    // The pool upgrades after the control plane: AKS's default surge follows the
+                    // version the cluster is at by then.
+                    let at_version = control_plane.unwrap_or(current);
+                    let surge = pool.max_surge.unwrap_or(default_surge(at_version)).nodes_for(pool.node_count);
                     let batches = pool.node_count.div_ceil(surge).max(1);
                     let dist = if pool.os_sku.is_windows() { &model.windows_batch } else { &model.linux_batch };
                     for _ in 0..batches {
@@ -539,7 +602,7 @@ impl<'a> World<'a> {
             FailurePoint::Drain if !pools.is_empty() => {
                 let k = rng.random_range(0..pools.len() as u32) as usize;
                 let span = (pools[k].2 - pool_start(k)).as_seconds().max(1);
-                pool_start(k) + Duration(rng.random_range(0..span)) + self.models.duration.drain_timeout
+                pool_start(k) + Duration(rng.random_range(0..span)) + self.models.duration_for(member).drain_timeout
             }
             _ => Duration(rng.random_range(1..=total.as_seconds().max(1))),
         };
@@ -568,23 +631,20 @@ impl<'a> World<'a> {
             if draw < bad.failure_fraction {
                 return Some((bad.code.clone(), bad.message.clone()));
             }
-            return None;
         }
         None
     }
 
-    /// Whether the attempt reaches a bad release at all (blast radius counts exposure, not failure).
+    /// Whether the attempt delivers a release marked bad. The blast radius counts every member that
+    /// received it, whether or not it broke (the selector only says which ones break).
     fn exposes_bad_release(
         &self,
         control_plane: Option<KubernetesVersion>,
         pools: &[(usize, NodeImageVersion, Duration)],
-        member: MemberId,
     ) -> bool {
-        let m = &self.fleet[member.index()];
         self.models.bad_releases.iter().any(|bad| {
-            let hits = control_plane.is_some_and(|v| v.to_string() == bad.version)
-                || pools.iter().any(|(_, t, _)| t.as_str() == bad.version);
-            hits && bad.selector.as_ref().is_none_or(|s| s.matches(&m.labels))
+            control_plane.is_some_and(|v| v.to_string() == bad.version)
+                || pools.iter().any(|(_, t, _)| t.as_str() == bad.version)
         })
     }
 
@@ -609,6 +669,16 @@ impl<'a> World<'a> {
                 })
             })
             .collect();
+        let mut current = current;
+        if self.runs[run as usize].spec.security_patch {
+            // SEMANTICS §8: SecurityPatch touches Linux pools only.
+            current.extend(
+                m.node_pools
+                    .iter()
+                    .filter(|p| p.os_sku.is_windows())
+                    .map(|p| format!("{}: Windows node pools are not updated by SecurityPatch", p.name)),
+            );
+        }
         if current.is_empty() {
             Note::default()
         } else {
@@ -628,7 +698,7 @@ impl<'a> World<'a> {
         mut record: UpgradeRecord,
     ) -> Attempt {
         if !record.received_bad_release {
-            record.received_bad_release = self.exposes_bad_release(control_plane.map(|c| c.0), &pools, member);
+            record.received_bad_release = self.exposes_bad_release(control_plane.map(|c| c.0), &pools);
         }
         if self.members[member.index()].busy_with.is_none() {
             self.members[member.index()].busy_with = Some(run);
@@ -694,7 +764,15 @@ impl Facts for World<'_> {
     }
 
     fn window_class(&mut self, run: RunId, member: MemberId, now: Time) -> WindowClass {
-        class_of(self.window_for(run, member), now, self.settings.window_lookahead)
+        // Same answer as `class_of(window, now, lookahead)`, from the cached state.
+        match self.window_state(run, member, now) {
+            None => WindowClass::NoWindow,
+            Some(WindowState::Open { .. }) => WindowClass::OpenNow,
+            Some(WindowState::Closed { next_open: Some(t) }) if t - now <= self.settings.window_lookahead => {
+                WindowClass::OpensSoon
+            }
+            Some(WindowState::Closed { .. }) => WindowClass::Closed,
+        }
     }
 
     fn already_at_target(&mut self, run: RunId, member: MemberId, now: Time) -> Option<Note> {
@@ -733,10 +811,7 @@ impl Facts for World<'_> {
         }
         let target = self.minor_skip_blocked(run, member)?;
         let current = self.members[member.index()].kubernetes_version;
-        Some(Note::error(
-            "UpgradeVersionSkipNotAllowed",
-            format!("upgrading from {current} to {target} skips a minor version, which non-LTS clusters cannot do"),
-        ))
+        Some(Note::error("UpgradeVersionSkipNotAllowed", self.skip_message(member, current, target)))
     }
 
     fn missing_consistent_image(&mut self, run: RunId, member: MemberId) -> Option<Note> {
@@ -789,15 +864,12 @@ impl Facts for World<'_> {
     }
 
     fn window_closed(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)> {
-        let window = self.window_for(run, member)?;
-        let kind = if self.runs[run as usize].spec.kind == UpgradeType::NodeImageOnly
-            || self.runs[run as usize].spec.security_patch
-        {
-            "aksManagedNodeOSUpgradeSchedule"
-        } else {
-            "aksManagedAutoUpgradeSchedule"
+        let state = self.window_state(run, member, now)?;
+        let kind = match self.window_kind(run) {
+            NODE_OS => "aksManagedNodeOSUpgradeSchedule",
+            _ => "aksManagedAutoUpgradeSchedule",
         };
-        match window.state_at(now) {
+        match state {
             WindowState::Open { .. } => None,
             WindowState::Closed { next_open: Some(t) } => {
                 Some((Note::message(format!("maintenance window {kind} is closed; it next opens at {t}")), Some(t)))

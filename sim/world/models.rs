@@ -1,6 +1,8 @@
 //! World models: how long upgrades take, how and when they fail, how fast people approve
 //! (aks-models.md §4; the defaults are its ESTIMATE values, cited per field).
 
+use std::sync::Arc;
+
 use crate::engine::{Duration, Time};
 use crate::fleet::MemberId;
 use crate::fleet::selector::Selector;
@@ -195,4 +197,17 @@ pub struct Models {
     pub approvals: Option<DurationDist>,
     pub bad_releases: Vec<BadRelease>,
     pub incidents: Vec<RegionalIncident>,
+    /// Per member (by `MemberId`), its own duration model; empty when no member has one.
+    pub member_durations: Vec<Option<Arc<DurationModel>>>,
+}
+
+impl Models {
+    /// The duration model of `member`: its own (issue "world models" §4, per member or generator),
+    /// else the scenario's.
+    pub fn duration_for(&self, member: MemberId) -> &DurationModel {
+        match self.member_durations.get(member.index()) {
+            Some(Some(model)) => model,
+            _ => &self.duration,
+        }
+    }
 }

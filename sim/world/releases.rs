@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::Time;
+use crate::engine::{SeedTree, Time};
 use crate::fleet::{KubernetesVersion, NodeImageVersion};
+
+use super::rollout::{RolloutModel, RolloutRelease};
 
 /// When a release reaches each region: `regions` overrides `default`; `None` everywhere = never.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -37,6 +39,10 @@ impl Availability {
 pub struct KubernetesRelease {
     pub version: KubernetesVersion,
     pub availability: Availability,
+    /// Set when the availability comes from the rollout model (it is drawn again per replication).
+    pub rollout: Option<RolloutRelease>,
+    /// LTS clusters may skip minors only to an LTS-eligible release (aks-models.md §3).
+    pub lts_eligible: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +51,8 @@ pub struct ImageRelease {
     /// Publication time: the 90-day validity counts from here (SEMANTICS §8).
     pub published: Time,
     pub availability: Availability,
+    /// Set when the availability comes from the rollout model (it is drawn again per replication).
+    pub rollout: Option<RolloutRelease>,
 }
 
 /// All releases the simulated world knows.
@@ -57,9 +65,67 @@ pub struct ReleaseCalendar {
     pub kubernetes_implicit: bool,
     /// Per image family, sorted by version.
     pub images: BTreeMap<String, Vec<ImageRelease>>,
+    /// Spreads the releases that have a `rollout` over regions (aks-models.md §2.4).
+    pub rollout: RolloutModel,
+    /// The regions rollout releases are spread over (every other region gets the latest time).
+    pub rollout_regions: Vec<String>,
+    /// The seed tree the rollout releases were last drawn with (`None`: not drawn yet).
+    pub realized_for: Option<SeedTree>,
 }
 
 impl ReleaseCalendar {
+    /// Whether any availability comes from the rollout model.
+    pub fn has_rollouts(&self) -> bool {
+        self.kubernetes.iter().any(|r| r.rollout.is_some())
+            || self.images.values().flatten().any(|r| r.rollout.is_some())
+    }
+
+    /// Whether the availability times are those of `tree` (no new draw needed).
+    pub fn is_realized_for(&self, tree: SeedTree) -> bool {
+        !self.has_rollouts() || self.realized_for == Some(tree)
+    }
+
+    /// Draws the availability of every rollout release from `tree` (one replication's world).
+    pub fn realize(&mut self, tree: SeedTree) {
+        let regions = self.rollout_regions.iter().map(String::as_str);
+        for release in &mut self.kubernetes {
+            if let Some(spec) = &release.rollout {
+                release.availability = self.rollout.spread(&release.version.to_string(), spec, regions.clone(), &tree);
+            }
+        }
+        for release in self.images.values_mut().flatten() {
+            if let Some(spec) = &release.rollout {
+                release.availability = self.rollout.spread(release.version.as_str(), spec, regions.clone(), &tree);
+            }
+        }
+        self.realized_for = Some(tree);
+    }
+
+    /// This calendar as replication `tree` sees it: borrowed when already drawn for it.
+    pub fn for_replication(&self, tree: SeedTree) -> std::borrow::Cow<'_, ReleaseCalendar> {
+        if self.is_realized_for(tree) {
+            std::borrow::Cow::Borrowed(self)
+        } else {
+            let mut copy = self.clone();
+            copy.realize(tree);
+            std::borrow::Cow::Owned(copy)
+        }
+    }
+
+    /// Kubernetes releases available in `region` at `now`, newest first.
+    pub fn kubernetes_available(&self, region: &str, now: Time) -> impl Iterator<Item = &KubernetesRelease> {
+        self.kubernetes.iter().rev().filter(move |r| r.availability.is_available(region, now))
+    }
+
+    /// Image releases of `family` available in `region` at `now`, newest first.
+    pub fn images_available(&self, family: &str, region: &str, now: Time) -> impl Iterator<Item = &ImageRelease> {
+        self.images
+            .get(family)
+            .into_iter()
+            .flat_map(|list| list.iter().rev())
+            .filter(move |r| r.availability.is_available(region, now))
+    }
+
     pub fn kubernetes_release(&self, version: KubernetesVersion) -> Option<&KubernetesRelease> {
         self.kubernetes.binary_search_by(|r| r.version.cmp(&version)).ok().map(|i| &self.kubernetes[i])
     }
