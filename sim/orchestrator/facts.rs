@@ -72,6 +72,11 @@ pub trait Facts {
     fn has_window(&mut self, run: RunId, member: MemberId) -> bool;
     /// SEMANTICS §5.4 ordering class of the member at `now`.
     fn window_class(&mut self, run: RunId, member: MemberId, now: Time) -> WindowClass;
+    /// The class at `now` and an instant after `now` until which it certainly stays the same (the
+    /// scheduler re-ranks the member then). The default only vouches for `now` itself.
+    fn window_class_until(&mut self, run: RunId, member: MemberId, now: Time) -> (WindowClass, Time) {
+        (self.window_class(run, member, now), Time(now.0.saturating_add(1)))
+    }
     /// §5.5a: already at target → the message for `Skipped`.
     fn already_at_target(&mut self, run: RunId, member: MemberId, now: Time) -> Option<Note>;
     /// Between a and b: a member the run would reject at validation is `Skipped` when a setting asks

@@ -6,6 +6,7 @@
 
 pub mod facts;
 pub mod plan;
+mod ranking;
 pub mod run;
 pub mod state;
 pub mod strategy;

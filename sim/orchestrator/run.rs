@@ -11,8 +11,9 @@ use crate::engine::rng::{mix64, name_key};
 use crate::engine::{Duration, Time};
 use crate::fleet::MemberId;
 
-use super::facts::{Facts, Note, PendingKind, RunId, Verdict, WindowClass, examine};
+use super::facts::{Facts, Note, PendingKind, RunId, Verdict, examine};
 use super::plan::{GroupPlan, RunPlan, StagePlan};
+use super::ranking::Ranking;
 use super::state::UpdateState;
 use super::strategy::{GateConfig, GateKind, Timing};
 
@@ -185,8 +186,8 @@ pub struct MemberRt {
     pub pending_kind: Option<PendingKind>,
     pub attempts: u32,
     pending_since: Time,
-    recheck_at: Option<Time>,
-    last_examined: Option<Time>,
+    pub(super) recheck_at: Option<Time>,
+    pub(super) last_examined: Option<Time>,
     mark: u64,
 }
 
@@ -218,10 +219,8 @@ pub struct GroupRt {
     pending: BTreeSet<u32>,
     /// Poll scan position for the current instant: (instant, next index).
     pending_scan: Option<(Time, u32)>,
-    /// Candidates of this instant by (window class, name) for groups with windows.
-    agenda: Vec<(WindowClass, u32)>,
-    agenda_pos: usize,
-    agenda_key: Option<(Time, u64)>,
+    /// Groups with windows: candidates ranked by (window class, name).
+    ranking: Ranking,
     mark: u64,
 }
 
@@ -1046,11 +1045,10 @@ impl UpdateRun {
     /// The first eligible candidate by (window class, name) (SEMANTICS §5.4). `NotStarted` members are
     /// always eligible; `Pending` ones only at a poll, once per instant (§11 "Polls").
     fn next_candidate(&mut self, s: usize, g: usize, now: Time, poll: bool, facts: &mut dyn Facts) -> Option<u32> {
-        let generation = self.generation;
         let run = self.id;
         let group = &mut self.stages[s].groups[g];
         if group.has_windows {
-            return next_by_window_class(run, group, now, poll, generation, facts);
+            return next_by_window_class(run, group, now, poll, facts);
         }
         while group.cursor < group.members.len() && group.members[group.cursor].state != UpdateState::NotStarted {
             group.cursor += 1;
@@ -1131,10 +1129,14 @@ impl UpdateRun {
     fn set_member_state(&mut self, slot: Slot, state: UpdateState, note: Note, _now: Time) {
         let epoch = self.epoch;
         let record = self.record;
-        let member = &mut self.stages[slot.stage as usize].groups[slot.group as usize].members[slot.index as usize];
+        let group = &mut self.stages[slot.stage as usize].groups[slot.group as usize];
+        let member = &mut group.members[slot.index as usize];
         if member.state != state && record && member.mark != epoch {
             member.mark = epoch;
             self.journal.push((Entity::Member(slot), member.state));
+        }
+        if group.has_windows {
+            group.ranking.on_state_change(slot.index, member.state, state);
         }
         member.state = state;
         member.note = note;
@@ -1447,49 +1449,48 @@ fn stopping_or_stopped(running: u32) -> UpdateState {
     if running > 0 { UpdateState::Stopping } else { UpdateState::Stopped }
 }
 
-/// The next `Pending` member not yet examined at this poll instant, in name order.
+impl MemberRt {
+    /// A fresh `NotStarted` member (for the ranking's tests).
+    #[cfg(test)]
+    pub(super) fn for_test(id: MemberId) -> MemberRt {
+        MemberRt {
+            id,
+            state: UpdateState::NotStarted,
+            start_time: None,
+            end_time: None,
+            note: Note::default(),
+            pending_kind: None,
+            attempts: 0,
+            pending_since: Time(0),
+            recheck_at: None,
+            last_examined: None,
+            mark: 0,
+        }
+    }
+
+    /// A `Pending` member is examined again at a poll once its answer may have changed: its
+    /// `recheck_at` has come (`Verdict::Pending`: "polls before it can be skipped without changing
+    /// any outcome"), and only once per poll instant.
+    pub(super) fn due_at_poll(&self, now: Time) -> bool {
+        self.last_examined != Some(now) && self.recheck_at.is_some_and(|t| t <= now)
+    }
+}
+
+/// The next `Pending` member due at this poll instant, in name order.
 fn next_pending_at_poll(group: &mut GroupRt, now: Time) -> Option<u32> {
     let from = match group.pending_scan {
         Some((t, next)) if t == now => next,
         _ => 0,
     };
-    let found = group.pending.range(from..).copied().find(|&i| group.members[i as usize].last_examined != Some(now));
+    let found = group.pending.range(from..).copied().find(|&i| group.members[i as usize].due_at_poll(now));
     group.pending_scan = Some((now, found.map_or(u32::MAX, |i| i + 1)));
     found
 }
 
-/// Groups with maintenance windows: candidates of this instant sorted by (class, name), popped in
-/// order. Classes are fixed within an instant, so the agenda is built once per instant.
-fn next_by_window_class(
-    run: RunId,
-    group: &mut GroupRt,
-    now: Time,
-    poll: bool,
-    generation: u64,
-    facts: &mut dyn Facts,
-) -> Option<u32> {
-    let eligible = |m: &MemberRt| {
-        m.state == UpdateState::NotStarted || (poll && m.state == UpdateState::Pending && m.last_examined != Some(now))
-    };
-    if group.agenda_key != Some((now, generation)) {
-        group.agenda.clear();
-        for (i, member) in group.members.iter().enumerate() {
-            if eligible(member) {
-                group.agenda.push((facts.window_class(run, member.id, now), i as u32));
-            }
-        }
-        group.agenda.sort_unstable();
-        group.agenda_pos = 0;
-        group.agenda_key = Some((now, generation));
-    }
-    while group.agenda_pos < group.agenda.len() {
-        let (_, i) = group.agenda[group.agenda_pos];
-        group.agenda_pos += 1;
-        if eligible(&group.members[i as usize]) {
-            return Some(i);
-        }
-    }
-    None
+/// Groups with maintenance windows: the first eligible candidate by (class, name) (SEMANTICS §5.4),
+/// from the group's [`Ranking`].
+fn next_by_window_class(run: RunId, group: &mut GroupRt, now: Time, poll: bool, facts: &mut dyn Facts) -> Option<u32> {
+    group.ranking.next(run, &group.members, now, poll, facts)
 }
 
 fn gate_rt(run: RunId, run_key: u64, r: GateRef, config: GateConfig) -> GateRt {
@@ -1576,6 +1577,7 @@ fn build_group(
     gates: &dyn Fn(Vec<GateConfig>, Option<u16>, Timing) -> Vec<GateRt>,
 ) -> GroupRt {
     let has_windows = plan.members.iter().any(|&m| facts.has_window(run, m));
+    let member_count = plan.members.len();
     let members = plan
         .members
         .iter()
@@ -1616,9 +1618,7 @@ fn build_group(
         cursor: 0,
         pending: BTreeSet::new(),
         pending_scan: None,
-        agenda: Vec::new(),
-        agenda_pos: 0,
-        agenda_key: None,
+        ranking: if has_windows { Ranking::new(member_count) } else { Ranking::default() },
         mark: 0,
     }
 }
