@@ -32,14 +32,32 @@ impl DurationDist {
             DurationDist::LogNormal { median, p90 } => {
                 let median_s = median.as_seconds().max(1) as f64;
                 let p90_s = p90.as_seconds().max(1) as f64;
-                let sigma = ((p90_s.ln() - median_s.ln()) / Z90).max(0.0);
+                let sigma = ((p90_s / median_s).ln() / Z90).max(0.0);
                 let z: f64 = StandardNormal.sample(rng);
-                Duration((median_s.ln() + sigma * z).exp().round().max(1.0) as i64)
+                Duration((median_s * (sigma * z).exp()).round().max(1.0) as i64)
             }
             DurationDist::Uniform { min, max } => {
                 let (lo, hi) = (min.as_seconds(), max.as_seconds().max(min.as_seconds()));
                 Duration(rng.random_range(lo..=hi))
             }
+        }
+    }
+
+    /// The sum of `n` draws: the same values, in the same order, as `n` calls of [`sample`](Self::sample),
+    /// with the log-normal's parameters worked out once.
+    pub fn sample_sum<R: Rng + ?Sized>(&self, rng: &mut R, n: u32) -> Duration {
+        match *self {
+            DurationDist::LogNormal { median, p90 } => {
+                let median_s = median.as_seconds().max(1) as f64;
+                let sigma = ((p90.as_seconds().max(1) as f64 / median_s).ln() / Z90).max(0.0);
+                let mut total = 0;
+                for _ in 0..n {
+                    let z: f64 = StandardNormal.sample(rng);
+                    total += (median_s * (sigma * z).exp()).round().max(1.0) as i64;
+                }
+                Duration(total)
+            }
+            _ => (0..n).fold(Duration::ZERO, |sum, _| sum + self.sample(rng)),
         }
     }
 
@@ -68,6 +86,16 @@ mod tests {
         let p90 = draws[draws.len() * 9 / 10] as f64;
         assert!((median - 600.0).abs() < 20.0, "median {median}");
         assert!((p90 - 1500.0).abs() < 60.0, "p90 {p90}");
+    }
+
+    #[test]
+    fn a_sum_of_draws_equals_the_draws_one_by_one() {
+        let dist = DurationDist::LogNormal { median: Duration::minutes(10), p90: Duration::minutes(25) };
+        let tree = SeedTree::new(3, 0);
+        let mut one_by_one = tree.stream(Purpose::UpgradeDuration, [1, 2, 3]);
+        let expected = (0..7).fold(Duration::ZERO, |sum, _| sum + dist.sample(&mut one_by_one));
+        let mut at_once = tree.stream(Purpose::UpgradeDuration, [1, 2, 3]);
+        assert_eq!(dist.sample_sum(&mut at_once, 7), expected);
     }
 
     #[test]

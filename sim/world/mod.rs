@@ -8,6 +8,7 @@ pub mod regions;
 pub mod releases;
 pub mod rollout;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -125,18 +126,22 @@ pub struct Attempt {
     pub outcome: Outcome,
 }
 
+/// A pool's current image: borrowed from the fleet or the release calendar (no copy per
+/// replication), owned only for an image the calendar does not list.
 #[derive(Clone, Debug)]
-struct PoolState {
-    image: Option<NodeImageVersion>,
+struct PoolState<'a> {
+    image: Option<Cow<'a, NodeImageVersion>>,
     from_snapshot: bool,
 }
 
 #[derive(Clone, Debug)]
-struct MemberState {
+struct MemberState<'a> {
     kubernetes_version: KubernetesVersion,
-    pools: Vec<PoolState>,
+    pools: Vec<PoolState<'a>>,
     /// The run currently upgrading this member (AKS rejects concurrent operations).
     busy_with: Option<RunId>,
+    /// Counts finished attempts: facts cached about the member's versions hold for one epoch.
+    epoch: u32,
 }
 
 /// What one run needs from the world.
@@ -152,22 +157,43 @@ pub struct RunContext {
 
 /// A component of an in-flight upgrade that completes at `at` (offset from the start).
 #[derive(Clone, Debug)]
-struct InFlight {
+struct InFlight<'a> {
     started: Time,
     /// Control plane target and when it is done.
     control_plane: Option<(KubernetesVersion, Duration)>,
-    /// (pool index, target, done offset).
-    pools: Vec<(usize, NodeImageVersion, Duration)>,
+    /// (pool index, target image or `None` for a Kubernetes-only roll, done offset).
+    pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
     record: UpgradeRecord,
 }
 
 /// One member's window state, valid for `[from, until)`: the scheduler asks for classes at every
 /// decision, and a calendar answer stays the same until the window opens or closes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct WindowFact {
     from: Time,
     until: Time,
     state: WindowState,
+    /// The `Pending` note of a closed window, made once.
+    note: Option<Note>,
+}
+
+/// The availability answer (SEMANTICS §5.5c) of one member in one run, valid for `[from, until)`
+/// while the member's versions are those of `epoch`.
+#[derive(Clone, Debug)]
+struct AvailabilityFact {
+    epoch: u32,
+    from: Time,
+    until: Time,
+    answer: Option<(Note, Option<Time>)>,
+}
+
+/// What the world remembers about one member in one run, so that the scheduler's repeated
+/// examinations of waiting members (every poll) cost little.
+#[derive(Clone, Debug, Default)]
+struct RunMemberFacts {
+    availability: Option<AvailabilityFact>,
+    /// §5.5b answer once the `Consistent` selection is made.
+    consistent: Option<Option<Note>>,
 }
 
 /// Window kinds, the index of the per-kind caches.
@@ -181,12 +207,16 @@ pub struct World<'a> {
     models: &'a Models,
     settings: WorldSettings,
     tree: SeedTree,
-    members: Vec<MemberState>,
+    members: Vec<MemberState<'a>>,
     runs: Vec<RunContext>,
-    in_flight: BTreeMap<(RunId, MemberId), InFlight>,
+    in_flight: BTreeMap<(RunId, MemberId), InFlight<'a>>,
     attempts: BTreeMap<(RunId, MemberId), u64>,
     /// Per window kind, per member (allocated on first use).
     window_facts: [Vec<Option<WindowFact>>; 2],
+    /// Per run, per member (allocated on first use).
+    run_facts: Vec<Vec<RunMemberFacts>>,
+    /// `Pending` notes of closed windows by (window kind, next opening).
+    window_notes: BTreeMap<(usize, Option<Time>), Note>,
 }
 
 impl<'a> World<'a> {
@@ -204,9 +234,13 @@ impl<'a> World<'a> {
                 pools: m
                     .node_pools
                     .iter()
-                    .map(|p| PoolState { image: p.node_image_version.clone(), from_snapshot: p.from_snapshot })
+                    .map(|p| PoolState {
+                        image: p.node_image_version.as_ref().map(Cow::Borrowed),
+                        from_snapshot: p.from_snapshot,
+                    })
                     .collect(),
                 busy_with: None,
+                epoch: 0,
             })
             .collect();
         World {
@@ -220,6 +254,8 @@ impl<'a> World<'a> {
             in_flight: BTreeMap::new(),
             attempts: BTreeMap::new(),
             window_facts: [Vec::new(), Vec::new()],
+            run_facts: Vec::new(),
+            window_notes: BTreeMap::new(),
         }
     }
 
@@ -232,6 +268,7 @@ impl<'a> World<'a> {
             approval_policy,
             name_key: name_key(name),
         });
+        self.run_facts.push(Vec::new());
         (self.runs.len() - 1) as RunId
     }
 
@@ -248,7 +285,7 @@ impl<'a> World<'a> {
     }
 
     pub fn current_images(&self, id: MemberId) -> Vec<Option<NodeImageVersion>> {
-        self.members[id.index()].pools.iter().map(|p| p.image.clone()).collect()
+        self.members[id.index()].pools.iter().map(|p| p.image.as_deref().cloned()).collect()
     }
 
     /// `Consistent` selection at the run's first start: per image family used by the run's members,
@@ -310,58 +347,54 @@ impl<'a> World<'a> {
     /// The member's window state at `now` for the window `run` consults (`None`: no such window),
     /// answered from the cache while it holds. Identical to `MaintenanceWindow::state_at` in what the
     /// scheduler reads: open or not, and the next opening.
-    fn window_state(&mut self, run: RunId, member: MemberId, now: Time) -> Option<WindowState> {
+    fn window_fact(&mut self, run: RunId, member: MemberId, now: Time) -> Option<&mut WindowFact> {
         let window = self.window_for(run, member)?;
         let facts = &mut self.window_facts[self.window_kind(run)];
         if facts.is_empty() {
             facts.resize(self.fleet.len(), None);
         }
         let slot = &mut facts[member.index()];
-        if let Some(fact) = slot
-            && fact.from <= now
-            && now < fact.until
-        {
-            return Some(fact.state);
+        let fresh = slot.as_ref().is_some_and(|fact| fact.from <= now && now < fact.until);
+        if !fresh {
+            let state = window.state_at(now);
+            let until = match state {
+                WindowState::Open { until } => until,
+                WindowState::Closed { next_open: Some(t) } => t,
+                // "Not within the search horizon" may change with the instant asked: no reuse.
+                WindowState::Closed { next_open: None } => now + Duration(1),
+            };
+            *slot = Some(WindowFact { from: now, until, state, note: None });
         }
-        let state = window.state_at(now);
-        let until = match state {
-            WindowState::Open { until } => until,
-            WindowState::Closed { next_open: Some(t) } => t,
-            // "Not within the search horizon" may change with the instant asked: no reuse.
-            WindowState::Closed { next_open: None } => now + Duration(1),
-        };
-        *slot = Some(WindowFact { from: now, until, state });
-        Some(state)
+        slot.as_mut()
     }
 
     /// Pools the run upgrades and their target images at `now` (SEMANTICS §8). `None` target: the
     /// pool is left alone.
     fn pool_targets(&self, run: RunId, member: MemberId, now: Time) -> Vec<Option<NodeImageVersion>> {
-        let context = &self.runs[run as usize];
-        let m = &self.fleet[member.index()];
-        let state = &self.members[member.index()];
-        m.node_pools
-            .iter()
-            .zip(&state.pools)
-            .map(|(pool, pool_state)| {
-                if !context.spec.kind.touches_pools() || (context.spec.security_patch && pool.os_sku.is_windows()) {
-                    return None;
-                }
-                match &context.spec.images {
-                    ImageSelection::Latest if pool_state.from_snapshot => None,
-                    ImageSelection::Latest => {
-                        self.releases.newest_image(&pool.image_family, &m.region, now).map(|r| r.version.clone())
-                    }
-                    ImageSelection::Consistent => {
-                        context.selected_images.as_ref().and_then(|s| s.get(&pool.image_family)).cloned()
-                    }
-                    ImageSelection::Custom(versions) => versions.get(&pool.image_family).cloned(),
-                }
-            })
+        (0..self.fleet[member.index()].node_pools.len())
+            .map(|i| self.pool_target(run, member, i, now).cloned())
             .collect()
     }
 
-    fn behind(current: &Option<NodeImageVersion>, target: &NodeImageVersion) -> bool {
+    /// The target image of pool `i` (see [`pool_targets`](Self::pool_targets)), without copying.
+    fn pool_target(&self, run: RunId, member: MemberId, i: usize, now: Time) -> Option<&NodeImageVersion> {
+        let context = &self.runs[run as usize];
+        let m = &self.fleet[member.index()];
+        let pool = &m.node_pools[i];
+        if !context.spec.kind.touches_pools() || (context.spec.security_patch && pool.os_sku.is_windows()) {
+            return None;
+        }
+        match &context.spec.images {
+            ImageSelection::Latest if self.members[member.index()].pools[i].from_snapshot => None,
+            ImageSelection::Latest => {
+                self.releases.newest_image(&pool.image_family, &m.region, now).map(|r| &r.version)
+            }
+            ImageSelection::Consistent => context.selected_images.as_ref().and_then(|s| s.get(&pool.image_family)),
+            ImageSelection::Custom(versions) => versions.get(&pool.image_family),
+        }
+    }
+
+    fn behind(current: &Option<Cow<'_, NodeImageVersion>>, target: &NodeImageVersion) -> bool {
         match current {
             None => true,
             Some(c) => c.compare(target).is_none_or(|o| o.is_lt()),
@@ -377,6 +410,59 @@ impl<'a> World<'a> {
         // LTS clusters may skip minors, but only to an LTS-eligible release (aks-models.md §3).
         let may_skip = m.long_term_support && self.releases.kubernetes_release(target).is_none_or(|r| r.lts_eligible);
         (behind > 1 && !may_skip).then_some(target)
+    }
+
+    /// SEMANTICS §5.5c at `now`: the first target (Kubernetes version, then each pool's image) not
+    /// yet released in the member's region, and until when that answer holds (the next instant one
+    /// of the targets reaches the region). Availability only ever grows, so the answer is a pure
+    /// function of time between two such instants while the member's versions stay the same.
+    fn availability_at(&self, run: RunId, member: MemberId, now: Time) -> (Option<(Note, Option<Time>)>, Time) {
+        let spec = &self.runs[run as usize].spec;
+        let m = &self.fleet[member.index()];
+        let state = &self.members[member.index()];
+        let mut until = Time(i64::MAX);
+        let mut answer = None;
+        let mut consider = |at: Option<Time>, note: &dyn Fn() -> Note| {
+            if let Some(t) = at
+                && t > now
+            {
+                until = until.min(t);
+            }
+            if answer.is_none() && at.is_none_or(|t| t > now) {
+                answer = Some((note(), at));
+            }
+        };
+        if let Some(target) =
+            spec.kubernetes_version.filter(|t| spec.kind.touches_control_plane() && *t > state.kubernetes_version)
+        {
+            let at = self.releases.kubernetes_available_at(target, &m.region);
+            consider(at, &|| {
+                Note::error(
+                    "KubernetesVersionNotAvailable",
+                    format!("target Kubernetes version \"{target}\" is not available in region \"{}\"", m.region),
+                )
+            });
+        }
+        // `Latest` picks among released images, so it never waits for one.
+        if !matches!(spec.images, ImageSelection::Latest) {
+            for (i, pool) in m.node_pools.iter().enumerate() {
+                let Some(target) = self.pool_target(run, member, i, now) else { continue };
+                if !Self::behind(&state.pools[i].image, target) {
+                    continue;
+                }
+                let at = self.releases.image_available_at(target, &m.region);
+                consider(at, &|| {
+                    Note::error(
+                        "NodeImageVersionNotAvailable",
+                        format!(
+                            "target upgrade node image version \"{target}\" for agent pool {} is not available in region \"{}\"",
+                            pool.name, m.region
+                        ),
+                    )
+                });
+            }
+        }
+        (answer, until)
     }
 
     fn skip_message(&self, member: MemberId, current: KubernetesVersion, target: KubernetesVersion) -> String {
@@ -436,38 +522,51 @@ impl<'a> World<'a> {
             );
         }
 
-        let targets = self.pool_targets(run, member, now);
-        let mut pools: Vec<(usize, NodeImageVersion)> = Vec::new();
-        for (i, target) in targets.into_iter().enumerate() {
-            if let Some(t) = target
-                && Self::behind(&self.members[member.index()].pools[i].image, &t)
-            {
-                pools.push((i, t));
-            }
-        }
-        for (i, target) in &pools {
-            if let Some(release) = self.releases.image_release(target)
-                && now - release.published > self.settings.node_image_max_age
-            {
-                let message = format!(
-                    "target node image version \"{target}\" for agent pool {} was published {} and is older than the {} days images stay valid",
-                    m.node_pools[*i].name,
-                    release.published,
-                    self.settings.node_image_max_age.as_seconds() / 86_400
-                );
-                return self.begin(
-                    run,
-                    member,
-                    now,
-                    immediate("NodeImageVersionExpired", message),
-                    None,
-                    Vec::new(),
-                    record,
-                );
-            }
-        }
         let control_plane =
             context.spec.kubernetes_version.filter(|t| context.spec.kind.touches_control_plane() && *t > current);
+        // SEMANTICS §8: a Full upgrade that changes the Kubernetes version rolls every pool (its nodes
+        // move to the new version even when their image is already at target); otherwise only pools
+        // whose image is behind their target are upgraded.
+        let rolls_all = control_plane.is_some() && context.spec.kind == UpgradeType::Full;
+        let releases: &'a ReleaseCalendar = self.releases;
+        let mut pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>)> = Vec::new();
+        // The first pool whose target image is past its validity (SEMANTICS §8).
+        let mut expired: Option<(usize, &'a ImageRelease)> = None;
+        for i in 0..m.node_pools.len() {
+            let image = self
+                .pool_target(run, member, i, now)
+                .filter(|t| Self::behind(&self.members[member.index()].pools[i].image, t))
+                .map(|t| match releases.image_release(t) {
+                    Some(release) if release.version.as_str() == t.as_str() => {
+                        if expired.is_none() && now - release.published > self.settings.node_image_max_age {
+                            expired = Some((i, release));
+                        }
+                        Cow::Borrowed(&release.version)
+                    }
+                    _ => Cow::Owned(t.clone()),
+                });
+            if image.is_some() || rolls_all {
+                pools.push((i, image));
+            }
+        }
+        if let Some((i, release)) = expired {
+            let message = format!(
+                "target node image version \"{}\" for agent pool {} was published {} and is older than the {} days images stay valid",
+                release.version,
+                m.node_pools[i].name,
+                release.published,
+                self.settings.node_image_max_age.as_seconds() / 86_400
+            );
+            return self.begin(
+                run,
+                member,
+                now,
+                immediate("NodeImageVersionExpired", message),
+                None,
+                Vec::new(),
+                record,
+            );
+        }
 
         // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
         let mut duration_rng = self.tree.stream(Purpose::UpgradeDuration, keys);
@@ -496,9 +595,7 @@ impl<'a> World<'a> {
                     let surge = pool.max_surge.unwrap_or(default_surge(at_version)).nodes_for(pool.node_count);
                     let batches = pool.node_count.div_ceil(surge).max(1);
                     let dist = if pool.os_sku.is_windows() { &model.windows_batch } else { &model.linux_batch };
-                    for _ in 0..batches {
-                        elapsed = elapsed + dist.sample(&mut duration_rng);
-                    }
+                    elapsed = elapsed + dist.sample_sum(&mut duration_rng, batches);
                 }
                 pool_done.push((*i, target.clone(), elapsed));
             }
@@ -538,7 +635,9 @@ impl<'a> World<'a> {
         if let Some(forced) = over.and_then(|o| o.duration) {
             duration = forced;
         }
-        if let Outcome::Completed(note) = &mut outcome {
+        if let Outcome::Completed(note) = &mut outcome
+            && !rolls_all
+        {
             *note = self.completion_note(run, member, now);
         }
         let cp = control_plane.zip(cp_done);
@@ -553,7 +652,7 @@ impl<'a> World<'a> {
         minor: bool,
         total: Duration,
         cp_done: Option<Duration>,
-        pools: &[(usize, NodeImageVersion, Duration)],
+        pools: &[(usize, Option<Cow<'a, NodeImageVersion>>, Duration)],
         now: Time,
         rng: &mut ChaCha8Rng,
     ) -> (Duration, Outcome) {
@@ -613,14 +712,14 @@ impl<'a> World<'a> {
     fn bad_release_hit(
         &self,
         control_plane: Option<KubernetesVersion>,
-        pools: &[(usize, NodeImageVersion)],
+        pools: &[(usize, Option<Cow<'a, NodeImageVersion>>)],
         member: MemberId,
         keys: [u64; 3],
     ) -> Option<(String, String)> {
         let m = &self.fleet[member.index()];
         for bad in &self.models.bad_releases {
             let hits = control_plane.is_some_and(|v| v.to_string() == bad.version)
-                || pools.iter().any(|(_, t)| t.as_str() == bad.version);
+                || pools.iter().any(|(_, t)| t.as_ref().is_some_and(|t| t.as_str() == bad.version));
             if !hits || !bad.selector.as_ref().is_none_or(|s| s.matches(&m.labels)) {
                 continue;
             }
@@ -640,11 +739,11 @@ impl<'a> World<'a> {
     fn exposes_bad_release(
         &self,
         control_plane: Option<KubernetesVersion>,
-        pools: &[(usize, NodeImageVersion, Duration)],
+        pools: &[(usize, Option<Cow<'a, NodeImageVersion>>, Duration)],
     ) -> bool {
         self.models.bad_releases.iter().any(|bad| {
             control_plane.is_some_and(|v| v.to_string() == bad.version)
-                || pools.iter().any(|(_, t, _)| t.as_str() == bad.version)
+                || pools.iter().any(|(_, t, _)| t.as_ref().is_some_and(|t| t.as_str() == bad.version))
         })
     }
 
@@ -694,7 +793,7 @@ impl<'a> World<'a> {
         now: Time,
         attempt: Attempt,
         control_plane: Option<(KubernetesVersion, Duration)>,
-        pools: Vec<(usize, NodeImageVersion, Duration)>,
+        pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
         mut record: UpgradeRecord,
     ) -> Attempt {
         if !record.received_bad_release {
@@ -712,6 +811,7 @@ impl<'a> World<'a> {
     pub fn finish_upgrade(&mut self, run: RunId, member: MemberId, outcome: &Outcome, now: Time) -> UpgradeRecord {
         let flight = self.in_flight.remove(&(run, member)).expect("finish follows start");
         let state = &mut self.members[member.index()];
+        state.epoch = state.epoch.wrapping_add(1);
         if state.busy_with == Some(run) {
             state.busy_with = None;
         }
@@ -725,10 +825,13 @@ impl<'a> World<'a> {
         }
         let pools = &self.fleet[member.index()].node_pools;
         for (i, target, done) in flight.pools {
-            if completed || elapsed > done {
-                let from = state.pools[i].image.replace(target.clone());
+            // A pool rolled only for the Kubernetes version keeps its image.
+            if let Some(target) = target
+                && (completed || elapsed > done)
+            {
+                let from = state.pools[i].image.replace(target.clone()).map(Cow::into_owned);
                 state.pools[i].from_snapshot = false;
-                record.pools.push(PoolChange { pool: pools[i].name.clone(), from, to: Some(target) });
+                record.pools.push(PoolChange { pool: pools[i].name.clone(), from, to: Some(target.into_owned()) });
             }
         }
         if completed
@@ -764,14 +867,22 @@ impl Facts for World<'_> {
     }
 
     fn window_class(&mut self, run: RunId, member: MemberId, now: Time) -> WindowClass {
-        // Same answer as `class_of(window, now, lookahead)`, from the cached state.
-        match self.window_state(run, member, now) {
-            None => WindowClass::NoWindow,
-            Some(WindowState::Open { .. }) => WindowClass::OpenNow,
-            Some(WindowState::Closed { next_open: Some(t) }) if t - now <= self.settings.window_lookahead => {
-                WindowClass::OpensSoon
+        self.window_class_until(run, member, now).0
+    }
+
+    /// Same class as `class_of(window, now, lookahead)`, from the cached state, with the instant it
+    /// next changes: the window closes (`OpenNow`), comes within the lookahead of opening
+    /// (`Closed` → `OpensSoon`) or opens (`OpensSoon` → `OpenNow`).
+    fn window_class_until(&mut self, run: RunId, member: MemberId, now: Time) -> (WindowClass, Time) {
+        let lookahead = self.settings.window_lookahead;
+        match self.window_fact(run, member, now).map(|f| (f.state, f.until)) {
+            None => (WindowClass::NoWindow, Time(i64::MAX)),
+            Some((WindowState::Open { .. }, until)) => (WindowClass::OpenNow, until),
+            Some((WindowState::Closed { next_open: Some(t) }, _)) if t - now <= lookahead => {
+                (WindowClass::OpensSoon, t)
             }
-            Some(WindowState::Closed { .. }) => WindowClass::Closed,
+            Some((WindowState::Closed { next_open: Some(t) }, _)) => (WindowClass::Closed, t - lookahead),
+            Some((WindowState::Closed { next_open: None }, until)) => (WindowClass::Closed, until),
         }
     }
 
@@ -785,11 +896,10 @@ impl Facts for World<'_> {
         if !k8s_done {
             return None;
         }
-        let targets = self.pool_targets(run, member, now);
-        let pools_done = targets
-            .iter()
-            .zip(&self.members[member.index()].pools)
-            .all(|(target, state)| target.as_ref().is_none_or(|t| !Self::behind(&state.image, t)));
+        let pools_done = (0..self.members[member.index()].pools.len()).all(|i| {
+            self.pool_target(run, member, i, now)
+                .is_none_or(|t| !Self::behind(&self.members[member.index()].pools[i].image, t))
+        });
         if !pools_done {
             return None;
         }
@@ -820,64 +930,76 @@ impl Facts for World<'_> {
             return None;
         }
         let selected = context.selected_images.as_ref()?;
+        // The selection is made once per run and pool families never change: one answer per member.
+        if let Some(facts) = self.run_facts[run as usize].get(member.index())
+            && let Some(answer) = &facts.consistent
+        {
+            return answer.clone();
+        }
         let m = &self.fleet[member.index()];
-        let pool = m.node_pools.iter().find(|p| {
-            !selected.contains_key(&p.image_family) && (!context.spec.security_patch || !p.os_sku.is_windows())
-        })?;
-        Some(Note::message(format!(
-            "no consistent node image version was selected for image family \"{}\" of agent pool {}",
-            pool.image_family, pool.name
-        )))
+        let answer = m
+            .node_pools
+            .iter()
+            .find(|p| {
+                !selected.contains_key(&p.image_family) && (!context.spec.security_patch || !p.os_sku.is_windows())
+            })
+            .map(|pool| {
+                Note::message(format!(
+                    "no consistent node image version was selected for image family \"{}\" of agent pool {}",
+                    pool.image_family, pool.name
+                ))
+            });
+        let facts = &mut self.run_facts[run as usize];
+        if facts.is_empty() {
+            facts.resize(self.fleet.len(), RunMemberFacts::default());
+        }
+        facts[member.index()].consistent = Some(answer.clone());
+        answer
     }
 
     fn not_available(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)> {
-        let spec = &self.runs[run as usize].spec;
-        let m = &self.fleet[member.index()];
-        let current = self.members[member.index()].kubernetes_version;
-        if let Some(target) = spec.kubernetes_version.filter(|t| spec.kind.touches_control_plane() && *t > current) {
-            let at = self.releases.kubernetes_available_at(target, &m.region);
-            if at.is_none_or(|t| t > now) {
-                let message =
-                    format!("target Kubernetes version \"{target}\" is not available in region \"{}\"", m.region);
-                return Some((Note::error("KubernetesVersionNotAvailable", message), at));
-            }
+        let epoch = self.members[member.index()].epoch;
+        let facts = &mut self.run_facts[run as usize];
+        if facts.is_empty() {
+            facts.resize(self.fleet.len(), RunMemberFacts::default());
         }
-        if matches!(spec.images, ImageSelection::Latest) {
-            return None;
+        if let Some(fact) = &facts[member.index()].availability
+            && fact.epoch == epoch
+            && fact.from <= now
+            && now < fact.until
+        {
+            return fact.answer.clone();
         }
-        let targets = self.pool_targets(run, member, now);
-        for ((pool, target), state) in m.node_pools.iter().zip(&targets).zip(&self.members[member.index()].pools) {
-            let Some(target) = target else { continue };
-            if !Self::behind(&state.image, target) {
-                continue;
-            }
-            let at = self.releases.image_available_at(target, &m.region);
-            if at.is_none_or(|t| t > now) {
-                let message = format!(
-                    "target upgrade node image version \"{target}\" for agent pool {} is not available in region \"{}\"",
-                    pool.name, m.region
-                );
-                return Some((Note::error("NodeImageVersionNotAvailable", message), at));
-            }
-        }
-        None
+        let (answer, until) = self.availability_at(run, member, now);
+        self.run_facts[run as usize][member.index()].availability =
+            Some(AvailabilityFact { epoch, from: now, until, answer: answer.clone() });
+        answer
     }
 
     fn window_closed(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)> {
-        let state = self.window_state(run, member, now)?;
         let kind = match self.window_kind(run) {
             NODE_OS => "aksManagedNodeOSUpgradeSchedule",
             _ => "aksManagedAutoUpgradeSchedule",
         };
-        match state {
-            WindowState::Open { .. } => None,
-            WindowState::Closed { next_open: Some(t) } => {
-                Some((Note::message(format!("maintenance window {kind} is closed; it next opens at {t}")), Some(t)))
-            }
-            WindowState::Closed { next_open: None } => {
-                Some((Note::message(format!("maintenance window {kind} is closed and does not open again")), None))
-            }
+        let window_kind = self.window_kind(run);
+        let fact = self.window_fact(run, member, now)?;
+        let WindowState::Closed { next_open } = fact.state else { return None };
+        if let Some(note) = &fact.note {
+            return Some((note.clone(), next_open));
         }
+        // Members whose windows open at the same instant share one note.
+        let note = self
+            .window_notes
+            .entry((window_kind, next_open))
+            .or_insert_with(|| match next_open {
+                Some(t) => Note::message(format!("maintenance window {kind} is closed; it next opens at {t}")),
+                None => Note::message(format!("maintenance window {kind} is closed and does not open again")),
+            })
+            .clone();
+        if let Some(fact) = self.window_facts[window_kind][member.index()].as_mut() {
+            fact.note = Some(note.clone());
+        }
+        Some((note, next_open))
     }
 }
 

@@ -140,7 +140,10 @@ impl ReleaseCalendar {
     }
 
     pub fn image_release(&self, version: &NodeImageVersion) -> Option<&ImageRelease> {
-        self.images.get(version.family())?.iter().find(|r| r.version == *version)
+        let list = self.images.get(version.family())?;
+        // Sorted by version within the family.
+        let i = list.binary_search_by(|r| r.version.compare(version).unwrap_or(std::cmp::Ordering::Less)).ok()?;
+        Some(&list[i])
     }
 
     /// `Latest` (SEMANTICS §8): the newest image of `family` released in `region` at `now`.
