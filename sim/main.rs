@@ -32,6 +32,10 @@ enum Command {
         /// Print nothing but errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Also write every member (explicit and generated) as a JSON array in the scenario's
+        /// member format, to paste back or inspect (`-` for standard output).
+        #[arg(long, value_name = "FILE")]
+        dump_fleet: Option<PathBuf>,
     },
     /// Check scenario files; print every problem with its JSON path; exit 2 if any is invalid.
     Validate {
@@ -57,7 +61,7 @@ impl From<anyhow::Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, out, quiet } => run(&scenario, seed, out, quiet),
+        Command::Run { scenario, seed, out, quiet, dump_fleet } => run(&scenario, seed, out, quiet, dump_fleet),
         Command::Validate { files } => validate(&files),
         Command::Schema => schema(),
     };
@@ -85,8 +89,23 @@ fn load(path: &Path, seed: Option<u64>) -> Result<scenario::Scenario, Failure> {
     })
 }
 
-fn run(path: &Path, seed: Option<u64>, out: Option<PathBuf>, quiet: bool) -> Result<(), Failure> {
-    let scenario = load(path, seed)?;
+fn run(
+    path: &Path,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    quiet: bool,
+    dump: Option<PathBuf>,
+) -> Result<(), Failure> {
+    // A fleet written to standard output is not mixed with the run summary.
+    let quiet = quiet || dump.as_deref() == Some(Path::new("-"));
+    let scenario = match &dump {
+        None => load(path, seed)?,
+        Some(target) => {
+            let (scenario, fleet) = load_with_fleet(path, seed)?;
+            dump_fleet(target, &fleet)?;
+            scenario
+        }
+    };
     let result = simulate(&scenario, SimOptions::default());
     let ctx = ReportContext::new(&scenario, &result);
     let files = report::render(&ctx)?;
@@ -119,6 +138,34 @@ fn run(path: &Path, seed: Option<u64>, out: Option<PathBuf>, quiet: bool) -> Res
         }
         println!("report: {}", out.display());
     }
+    Ok(())
+}
+
+fn load_with_fleet(
+    path: &Path,
+    seed: Option<u64>,
+) -> Result<(scenario::Scenario, Vec<scenario::dto::MemberDto>), Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Invalid(vec![format!("{}: cannot read: {e}", path.display())]))?;
+    scenario::parse_str_with_fleet(&text, seed)
+        .map_err(|problems| Failure::Invalid(problems.iter().map(|p| format!("{}: {p}", path.display())).collect()))
+}
+
+/// Writes the fleet whole or not at all (a temporary sibling file renamed over the target).
+fn dump_fleet(target: &Path, fleet: &[scenario::dto::MemberDto]) -> Result<(), Failure> {
+    let mut bytes = serde_json::to_vec_pretty(fleet).map_err(anyhow::Error::from)?;
+    bytes.push(b'\n');
+    if target == Path::new("-") {
+        use std::io::Write;
+        std::io::stdout().write_all(&bytes).map_err(anyhow::Error::from)?;
+        return Ok(());
+    }
+    let mut partial = target.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    std::fs::write(&partial, &bytes)
+        .and_then(|()| std::fs::rename(&partial, target))
+        .map_err(|e| anyhow::anyhow!("cannot write the fleet to {}: {e}", target.display()))?;
     Ok(())
 }
 
