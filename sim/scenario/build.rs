@@ -24,6 +24,9 @@ use super::dto::*;
 use super::problem::{Problem, join};
 use super::{Action, ActionKind, RunSpec, Scenario, Settings};
 
+/// The longest duration or time offset a scenario may give.
+const MAX_DURATION: Duration = Duration::days(36_525);
+
 /// Collects problems while converting.
 pub(crate) struct Ctx {
     pub problems: Vec<Problem>,
@@ -40,7 +43,11 @@ impl Ctx {
         for (sign, factor) in [('+', 1), ('-', -1)] {
             if let Some(offset) = text.strip_prefix(sign) {
                 return match Duration::parse(offset) {
-                    Ok(d) => Some(self.start + Duration(factor * d.as_seconds())),
+                    Ok(d) if d <= MAX_DURATION => Some(self.start + Duration(factor * d.as_seconds())),
+                    Ok(d) => {
+                        self.err(path, format!("offset {d} is longer than 100 years"));
+                        None
+                    }
                     Err(e) => {
                         self.err(path, format!("{e} (after \"{sign}\", an offset from the scenario start)"));
                         None
@@ -60,8 +67,20 @@ impl Ctx {
         }
     }
 
+    /// A duration of at most 100 years: longer ones are mistakes, and they would overflow the
+    /// simulated clock (every instant must stay printable as RFC 3339).
     pub fn duration(&mut self, text: &str, path: &str) -> Option<Duration> {
-        Duration::parse(text).map_err(|e| self.err(path, e)).ok()
+        match Duration::parse(text) {
+            Ok(d) if d <= MAX_DURATION => Some(d),
+            Ok(d) => {
+                self.err(path, format!("{d} is longer than 100 years"));
+                None
+            }
+            Err(e) => {
+                self.err(path, e);
+                None
+            }
+        }
     }
 
     /// `"20m"`, `{"median": "10m", "p90": "25m"}`, `{"min": "5m", "max": "15m"}` or `{"fixed": "20m"}`.

@@ -143,14 +143,14 @@ impl RolloutModel {
             if let Some(p) = pause
                 && ring >= p.before_ring
             {
-                lag = lag + p.duration;
+                lag = Duration(lag.as_seconds().saturating_add(p.duration.as_seconds()));
             }
             if self.jitter > Duration::ZERO {
                 let mut rng = tree.stream(Purpose::ReleaseRollout, [key, name_key(region), 1]);
-                lag = lag + Duration(rng.random_range(0..=self.jitter.as_seconds()));
+                lag = Duration(lag.as_seconds().saturating_add(rng.random_range(0..=self.jitter.as_seconds())));
             }
             let minutes = lag.as_seconds().max(0) / 60 * 60;
-            times.insert(region.to_string(), release.released + Duration(minutes));
+            times.insert(region.to_string(), Time(release.released.0.saturating_add(minutes)));
         }
         let default = times.values().copied().max().or(Some(release.released));
         Availability { default, regions: times }
