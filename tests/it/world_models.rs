@@ -251,6 +251,30 @@ fn consistent_picks_the_newest_image_released_in_every_region_and_skips_pools_wi
 }
 
 #[test]
+fn custom_upgrades_listed_families_only_and_waits_for_them_in_each_region() {
+    let mut fleet = vec![image_member("e1", "eastus"), image_member("w1", "westeurope")];
+    for m in &mut fleet {
+        m["nodePools"].as_array_mut().unwrap().push(
+            json!({"name": "azl", "osSku": "AzureLinux", "nodeImageVersion": "AKSAzureLinux-V3gen2-202601.01.0"}),
+        );
+    }
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga", "maxConcurrency": "2"}]}]});
+    let custom = json!({"managedClusterUpdate": {"upgrade": {"type": "NodeImageOnly", "kubernetesVersion": null},
+        "nodeImageSelection": {"type": "Custom", "customNodeImageVersions": [{"version": image("202602.08.0")}]}}});
+    let (s, r) = run(&scenario_json(fleet, strategy, custom, two_region_images()));
+    let rows = member_rows(&s, &r, "w1");
+    assert_eq!((rows[0].1, rows[0].2), (NotStarted, Pending));
+    assert!(rows[0].3.starts_with("NodeImageVersionNotAvailable: target upgrade node image version"), "{}", rows[0].3);
+    assert!(rows[0].3.contains("\"westeurope\""), "{}", rows[0].3);
+    let spans = spans(&s, &r);
+    assert_eq!(spans["w1"].0, s.start + Duration::hours(5), "starts at the poll when .8 reaches westeurope");
+    for record in r.records.values() {
+        assert_eq!(record.pools.len(), 1, "the Azure Linux pool's family is not listed: {record:?}");
+        assert_eq!(record.pools[0].to.as_ref().unwrap().to_string(), image("202602.08.0"));
+    }
+}
+
+#[test]
 fn images_older_than_ninety_days_fail_the_member() {
     let mut fleet = vec![image_member("a1", "eastus")];
     fleet[0]["nodePools"][0]["nodeImageVersion"] = json!(image("202510.01.0"));
