@@ -2,10 +2,11 @@
 //! (SEMANTICS §5.4), kept ranked across instants.
 //!
 //! Why not sort at every instant: a group of a thousand waiting members would be re-sorted at every
-//! completion. Instead each member's class is kept with the instant until which the world
-//! guarantees it ([`Facts::window_class_until`]); only members whose class may have changed are
-//! re-ranked. Candidates live in one bit set per (state, class), so ranking is O(1) per change and
-//! finding the next candidate is a short word scan.
+//! completion. Instead each `NotStarted` member's class is kept with the instant until which the
+//! world guarantees it ([`Facts::window_class_until`]) and re-ranked only then; they live in one bit
+//! set per class, so ranking is O(1) per change and finding the next one is a short word scan.
+//! `Pending` members matter only at a poll once their recheck time has come: they wait in a queue
+//! by that time, join a second ranked set at the first poll after it, and leave it when examined.
 //!
 //! Equivalence with "sort the eligible members by (class, index) at each instant and take them in
 //! order": within an instant the eligible set only shrinks (examined members stop being eligible)
@@ -20,9 +21,6 @@ use crate::engine::Time;
 use super::facts::{Facts, RunId, WindowClass};
 use super::run::MemberRt;
 use super::state::UpdateState;
-
-const CLASSES: [WindowClass; 4] =
-    [WindowClass::OpenNow, WindowClass::OpensSoon, WindowClass::NoWindow, WindowClass::Closed];
 
 fn class_index(class: WindowClass) -> usize {
     match class {
@@ -86,24 +84,32 @@ impl Bits {
     }
 }
 
-/// Candidates (`NotStarted` and `Pending` members) ranked by (class, index).
+/// Which ranked set a member is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Set {
+    NotStarted,
+    /// `Pending` and due: its recheck time has come (eligible at polls).
+    Due,
+}
+
+/// Candidates of one group ranked by (class, index): `NotStarted` members, and `Pending` members
+/// whose recheck time has come.
 #[derive(Clone, Debug, Default)]
 pub struct Ranking {
-    /// `NotStarted` members by class: all eligible whenever a start is possible.
+    /// Ranked members by class, per set.
     not_started: [Bits; 4],
-    /// `Pending` members by class: eligible at polls, once per instant.
-    pending: [Bits; 4],
-    /// Per member index: its ranked class (`None`: not a candidate, or not ranked yet).
-    class: Vec<Option<WindowClass>>,
+    due: [Bits; 4],
+    /// Per member index: its set and class while ranked.
+    ranked: Vec<Option<(Set, WindowClass)>>,
     /// Per member index: until when its class holds.
     valid_until: Vec<Time>,
-    /// (valid until, index), earliest first; entries whose time no longer matches `valid_until`
-    /// are stale and skipped.
+    /// (valid until, index) of ranked members, earliest first; entries that no longer match
+    /// `valid_until` are stale and skipped.
     expiry: BinaryHeap<Reverse<(Time, u32)>>,
-    /// Members that became candidates and still need a class.
+    /// Members that became `NotStarted` and still need a class.
     unranked: Vec<u32>,
-    /// At a poll: every `Pending` key up to this one was handed out or examined at that instant.
-    pending_walk: Option<(Time, (usize, u32))>,
+    /// (recheck time, index) of `Pending` members not yet due; stale entries are skipped.
+    waiting: BinaryHeap<Reverse<(Time, u32)>>,
 }
 
 impl Ranking {
@@ -111,68 +117,89 @@ impl Ranking {
     pub fn new(members: usize) -> Ranking {
         Ranking {
             not_started: std::array::from_fn(|_| Bits::with_len(members)),
-            pending: std::array::from_fn(|_| Bits::with_len(members)),
-            class: vec![None; members],
+            due: std::array::from_fn(|_| Bits::with_len(members)),
+            ranked: vec![None; members],
             valid_until: vec![Time(i64::MIN); members],
-            expiry: BinaryHeap::new(),
             unranked: (0..members as u32).rev().collect(),
-            pending_walk: None,
+            ..Ranking::default()
         }
     }
 
-    fn set(&mut self, state: UpdateState, class: WindowClass) -> Option<&mut Bits> {
-        match state {
-            UpdateState::NotStarted => Some(&mut self.not_started[class_index(class)]),
-            UpdateState::Pending => Some(&mut self.pending[class_index(class)]),
-            _ => None,
+    fn bits(&mut self, set: Set, class: WindowClass) -> &mut Bits {
+        match set {
+            Set::NotStarted => &mut self.not_started[class_index(class)],
+            Set::Due => &mut self.due[class_index(class)],
         }
     }
 
-    /// Member `index` changed state: move it between the sets.
+    fn unrank(&mut self, index: u32) {
+        if let Some((set, class)) = self.ranked[index as usize].take() {
+            self.bits(set, class).remove(index);
+        }
+    }
+
+    fn rank(&mut self, set: Set, run: RunId, members: &[MemberRt], index: u32, now: Time, facts: &mut dyn Facts) {
+        let (class, until) = class_until(run, members, index, now, facts);
+        let i = index as usize;
+        self.ranked[i] = Some((set, class));
+        self.valid_until[i] = until;
+        self.expiry.push(Reverse((until, index)));
+        self.bits(set, class).insert(index);
+    }
+
+    /// Member `index` changed state.
     pub fn on_state_change(&mut self, index: u32, old: UpdateState, new: UpdateState) {
         if old == new {
             return;
         }
-        let i = index as usize;
-        let Some(class) = self.class[i] else {
-            if is_candidate(new) && !is_candidate(old) {
-                self.unranked.push(index);
-            }
-            return;
-        };
-        if let Some(set) = self.set(old, class) {
-            set.remove(index);
-        }
-        match self.set(new, class) {
-            Some(set) => set.insert(index),
-            None => self.class[i] = None,
+        self.unrank(index);
+        if new == UpdateState::NotStarted {
+            self.unranked.push(index);
         }
     }
 
-    /// Brings every candidate's class up to `now`: ranks new candidates and re-ranks those whose
-    /// class may have changed. Returns whether any member appeared or moved.
-    fn refresh(&mut self, run: RunId, members: &[MemberRt], now: Time, facts: &mut dyn Facts) -> bool {
-        let mut changed = false;
+    /// Member `index` was examined and is `Pending` until `recheck_at` (`None`: its answer never
+    /// changes by itself): it leaves the due set until then.
+    pub fn on_pending(&mut self, index: u32, recheck_at: Option<Time>) {
+        self.unrank(index);
+        if let Some(t) = recheck_at {
+            self.waiting.push(Reverse((t, index)));
+        }
+    }
+
+    /// Brings the ranking up to `now`: ranks new `NotStarted` members and re-ranks those whose
+    /// class may have changed; at a poll, ranks the `Pending` members that came due.
+    fn refresh(&mut self, run: RunId, members: &[MemberRt], now: Time, poll: bool, facts: &mut dyn Facts) {
         while let Some(index) = self.unranked.pop() {
-            let i = index as usize;
-            if self.class[i].is_some() || !is_candidate(members[i].state) {
-                continue;
+            if self.ranked[index as usize].is_none() && members[index as usize].state == UpdateState::NotStarted {
+                self.rank(Set::NotStarted, run, members, index, now, facts);
             }
-            let (class, until) = class_until(run, members, index, now, facts);
-            self.class[i] = Some(class);
-            self.valid_until[i] = until;
-            self.expiry.push(Reverse((until, index)));
-            if let Some(set) = self.set(members[i].state, class) {
-                set.insert(index);
+        }
+        if poll {
+            let mut later = Vec::new();
+            while let Some(&Reverse((t, index))) = self.waiting.peek()
+                && t <= now
+            {
+                self.waiting.pop();
+                let m = &members[index as usize];
+                if self.ranked[index as usize].is_some() || m.state != UpdateState::Pending || m.recheck_at != Some(t) {
+                    continue;
+                }
+                if m.last_examined == Some(now) {
+                    // Examined at this very instant: due from the next poll on.
+                    later.push(Reverse((t, index)));
+                } else {
+                    self.rank(Set::Due, run, members, index, now, facts);
+                }
             }
-            changed = true;
+            self.waiting.extend(later);
         }
         while let Some(&Reverse((until, index))) = self.expiry.peek()
             && until <= now
         {
             self.expiry.pop();
             let i = index as usize;
-            let Some(old) = self.class[i] else { continue };
+            let Some((set, old)) = self.ranked[i] else { continue };
             if self.valid_until[i] != until {
                 continue;
             }
@@ -180,22 +207,15 @@ impl Ranking {
             self.valid_until[i] = until;
             self.expiry.push(Reverse((until, index)));
             if class != old {
-                let state = members[i].state;
-                if let Some(set) = self.set(state, old) {
-                    set.remove(index);
-                }
-                if let Some(set) = self.set(state, class) {
-                    set.insert(index);
-                }
-                self.class[i] = Some(class);
-                changed = true;
+                self.bits(set, old).remove(index);
+                self.bits(set, class).insert(index);
+                self.ranked[i] = Some((set, class));
             }
         }
-        changed
     }
 
     /// The first eligible candidate by (class, index) (SEMANTICS §5.4): `NotStarted` members always,
-    /// `Pending` ones only at a poll and once per instant (§11 "Polls").
+    /// `Pending` ones only at a poll, once due and once per instant (§11 "Polls").
     pub fn next(
         &mut self,
         run: RunId,
@@ -204,45 +224,15 @@ impl Ranking {
         poll: bool,
         facts: &mut dyn Facts,
     ) -> Option<u32> {
-        if self.refresh(run, members, now, facts) {
-            self.pending_walk = None;
+        self.refresh(run, members, now, poll, facts);
+        let first = |bits: &mut [Bits; 4]| (0..4).find_map(|c| bits[c].first_from(0).map(|i| (c, i)));
+        let not_started = first(&mut self.not_started);
+        // Due members leave the set when examined, so every one left is eligible.
+        let due = if poll { first(&mut self.due) } else { None };
+        match (not_started, due) {
+            (Some(a), Some(b)) => Some(a.min(b).1),
+            (a, b) => a.or(b).map(|(_, i)| i),
         }
-        let first_not_started = (0..4).find_map(|c| self.not_started[c].first_from(0).map(|i| (c, i)));
-        let first_pending = if poll { self.first_pending(members, now) } else { None };
-        let chosen = match (first_not_started, first_pending) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) => a,
-            (None, Some(b)) => b,
-            (None, None) => return None,
-        };
-        if Some(chosen) == first_pending {
-            self.pending_walk = Some((now, chosen));
-        }
-        Some(chosen.1)
-    }
-
-    /// The first `Pending` key due at `now`, after the walk of this instant.
-    fn first_pending(&mut self, members: &[MemberRt], now: Time) -> Option<(usize, u32)> {
-        let (mut class, mut from) = match self.pending_walk {
-            Some((t, (c, i))) if t == now => (c, i + 1),
-            _ => (0, 0),
-        };
-        while class < CLASSES.len() {
-            match self.pending[class].first_from(from) {
-                Some(i) if !members[i as usize].due_at_poll(now) => {
-                    // Examined at this instant, or its answer cannot have changed yet: it stays
-                    // ineligible for the rest of this instant.
-                    self.pending_walk = Some((now, (class, i)));
-                    from = i + 1;
-                }
-                Some(i) => return Some((class, i)),
-                None => {
-                    class += 1;
-                    from = 0;
-                }
-            }
-        }
-        None
     }
 }
 
@@ -252,16 +242,15 @@ fn class_until(run: RunId, members: &[MemberRt], index: u32, now: Time, facts: &
     (class, until.max(Time(now.0.saturating_add(1))))
 }
 
-fn is_candidate(state: UpdateState) -> bool {
-    matches!(state, UpdateState::NotStarted | UpdateState::Pending)
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
     use crate::fleet::MemberId;
+
+    const CLASSES: [WindowClass; 4] =
+        [WindowClass::OpenNow, WindowClass::OpensSoon, WindowClass::NoWindow, WindowClass::Closed];
     use crate::orchestrator::facts::Note;
 
     /// Classes that change on a per-member period; `honest` says how long they hold, otherwise the
@@ -353,6 +342,9 @@ mod tests {
                     members[i].recheck_at = Some(Time(now + i64::from(pick % 5)));
                     ranking.on_state_change(i as u32, members[i].state, new);
                     members[i].state = new;
+                    if new == UpdateState::Pending {
+                        ranking.on_pending(i as u32, members[i].recheck_at);
+                    }
                 }
                 if action >= 4 {
                     let j = pick as usize % n;

@@ -1105,7 +1105,11 @@ impl UpdateRun {
             member.pending_since = now;
         }
         member.recheck_at = recheck_at;
-        self.stages[s].groups[g].pending.insert(slot.index);
+        let group = &mut self.stages[s].groups[g];
+        group.pending.insert(slot.index);
+        if group.has_windows {
+            group.ranking.on_pending(slot.index, recheck_at);
+        }
         if let Some(t) = recheck_at {
             self.min_recheck = Some(self.min_recheck.map_or(t, |m| m.min(t)));
         }
