@@ -19,7 +19,6 @@ use serde_json::Value;
 
 use crate::engine::{Duration, SeedTree, Time};
 use crate::fleet::{KubernetesVersion, Member, NodeImageVersion};
-use crate::world::regions::CATALOG;
 use crate::world::rollout::{ForcedPause, PauseModel, Ring, RolloutModel, RolloutRelease};
 use crate::world::{Availability, ImageRelease, KubernetesRelease, ReleaseCalendar};
 
@@ -288,7 +287,7 @@ fn rollout_release(
 use crate::world::DurationDist;
 
 /// The calendar of the `releases` section; rollout releases are drawn for replication 0 of `seed`
-/// over `regions` (and every region the rollout model or the catalog names).
+/// over `regions` (those of the fleet; any other region gets the latest of their times).
 pub(crate) fn build_releases(
     ctx: &mut Ctx,
     dto: Option<&ReleasesDto>,
@@ -355,9 +354,8 @@ pub(crate) fn build_releases(
             }
         }
     }
-    let mut regions = regions;
-    regions.extend(CATALOG.iter().map(|r| r.name.to_string()));
-    regions.extend(rollout.regions().map(str::to_string));
+    // Only the fleet's regions are ever asked about: drawing the others would cost every
+    // replication a stream per release and region for nothing.
     calendar.rollout_regions = regions.into_iter().collect();
     calendar.rollout = rollout;
     calendar.realize(SeedTree::new(seed, 0));

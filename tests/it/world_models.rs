@@ -571,6 +571,10 @@ fn releases_spread_over_rings_and_are_drawn_again_per_replication() {
 
     // Default model: ring offsets and jitter are drawn per release, and per replication.
     let default = json!({"releases": {"kubernetes": [{"version": "1.32.4", "released": "-30d"}, {"version": "1.33.2", "released": "+0s"}]}});
+    let mut fleet = fleet;
+    for (name, region) in [("d1", "uksouth"), ("e1", "eastus2euap")] {
+        fleet.push(json!({"name": name, "region": region, "group": "ga", "kubernetesVersion": "1.32.4"}));
+    }
     let s = scenario(&scenario_json(fleet, Value::Null, json!({}), default));
     let zero = s.releases.for_replication(SeedTree::new(s.seed, 0));
     assert!(matches!(zero, std::borrow::Cow::Borrowed(_)), "replication 0 is the scenario's own draw");
