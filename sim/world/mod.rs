@@ -568,8 +568,12 @@ impl<'a> World<'a> {
             );
         }
 
-        // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
+        // One stream per attempt gives the failure decision, then the durations; details of a
+        // failure (which code, when) come from a second stream made only when needed: a stream
+        // costs a block of keystream, and most attempts need one number of it.
         let mut duration_rng = self.tree.stream(Purpose::UpgradeDuration, keys);
+        let failure_draw: f64 = duration_rng.random();
+        // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
         let model = self.models.duration_for(member);
         let mut elapsed = Duration::ZERO;
         let mut cp_done = None;
@@ -611,24 +615,24 @@ impl<'a> World<'a> {
             .overrides
             .iter()
             .find(|o| o.member == member && o.run.as_deref().is_none_or(|r| r == context.name));
-        let mut failure_rng = self.tree.stream(Purpose::UpgradeFailure, keys);
+        let failure_rng = || self.tree.stream(Purpose::UpgradeFailure, keys);
         let (mut duration, mut outcome) = match over.and_then(|o| o.outcome.clone()) {
             Some(ForcedOutcome::Completed) => (total, Outcome::Completed(Note::default())),
             Some(ForcedOutcome::Failed { code, message }) => (total, Outcome::Failed(Note::error(code, message))),
             None => match bad {
                 Some((code, message)) => {
-                    let at = Duration(failure_rng.random_range(total.as_seconds() / 2..=total.as_seconds()).max(1));
+                    let at = Duration(failure_rng().random_range(total.as_seconds() / 2..=total.as_seconds()).max(1));
                     (at, Outcome::Failed(Note::error(code, message)))
                 }
                 None => self.random_outcome(
-                    run,
                     member,
                     control_plane.is_some_and(|t| t.minor_version() != current.minor_version()),
                     total,
                     cp_done,
                     &pool_done,
                     now,
-                    &mut failure_rng,
+                    failure_draw,
+                    &failure_rng,
                 ),
             },
         };
@@ -645,23 +649,28 @@ impl<'a> World<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// A random attempt's outcome: `draw` decides whether it fails (aks-models.md §4.4); `details`
+    /// makes the stream for what else a failure or an incident needs.
     fn random_outcome(
         &self,
-        _run: RunId,
         member: MemberId,
         minor: bool,
         total: Duration,
         cp_done: Option<Duration>,
         pools: &[(usize, Option<Cow<'a, NodeImageVersion>>, Duration)],
         now: Time,
-        rng: &mut ChaCha8Rng,
+        draw: f64,
+        details: &dyn Fn() -> ChaCha8Rng,
     ) -> (Duration, Outcome) {
         let model = &self.models.failure;
         let region = &self.fleet[member.index()].region;
         let base = if minor { model.minor_probability } else { model.patch_probability };
-        let draw: f64 = rng.random();
         let incident = self.models.incidents.iter().find(|i| i.region == *region && i.from <= now && now < i.to);
         let stall = incident.and_then(|i| i.stall).unwrap_or(Duration::ZERO);
+        if incident.is_none() && draw >= base {
+            return (total + stall, Outcome::Completed(Note::default()));
+        }
+        let rng = &mut details();
         if let Some(incident) = incident {
             let incident_draw: f64 = rng.random();
             if incident_draw < incident.failure_probability {
