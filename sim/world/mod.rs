@@ -9,7 +9,7 @@ pub mod releases;
 pub mod rollout;
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rand::Rng;
@@ -298,15 +298,12 @@ impl<'a> World<'a> {
         {
             return;
         }
-        let mut regions: Vec<&str> = members.iter().map(|m| self.fleet[m.index()].region.as_str()).collect();
-        regions.sort_unstable();
-        regions.dedup();
-        let mut families: Vec<&str> = members
+        // Sets: thousands of members share a few regions and families.
+        let regions: BTreeSet<&str> = members.iter().map(|m| self.fleet[m.index()].region.as_str()).collect();
+        let families: BTreeSet<&str> = members
             .iter()
             .flat_map(|m| self.fleet[m.index()].node_pools.iter().map(|p| p.image_family.as_str()))
             .collect();
-        families.sort_unstable();
-        families.dedup();
         let selected = families
             .into_iter()
             .filter_map(|family| {
