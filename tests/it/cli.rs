@@ -177,3 +177,22 @@ fn usage_errors_exit_two() {
     let (code, _, stderr) = fleetsim(&["run"], &root());
     assert_eq!(code, 2, "{stderr}");
 }
+
+/// The annotated example in the README is a valid scenario (comments stripped).
+#[test]
+fn the_readme_example_is_a_valid_scenario() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme.find("```jsonc\n").expect("README has a jsonc example") + "```jsonc\n".len();
+    let end = start + readme[start..].find("\n```").unwrap();
+    let json: String = readme[start..end]
+        .lines()
+        .map(|line| match line.find("  //").or_else(|| line.trim_start().starts_with("//").then_some(0)) {
+            Some(i) => &line[..i],
+            None => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    if let Err(problems) = fleetsim::scenario::parse_str(&json, None) {
+        panic!("README example is invalid: {problems:#?}");
+    }
+}
