@@ -106,10 +106,13 @@ mod tests {
             .map(|v| v.to_string())
     }
 
+    /// (channel, released versions, target minor, LTS, expected target)
+    type Case<'a> = (Channel, &'a [&'a str], Option<&'a str>, bool, Option<&'a str>);
+
     #[test]
     fn channel_target_table() {
         let docs = ["1.17.7", "1.17.9", "1.18.4", "1.18.6", "1.19.1"];
-        let cases: &[(Channel, &[&str], Option<&str>, bool, Option<&str>)] = &[
+        let cases: &[Case] = &[
             // The docs' Stable example: 1.17.7 with 1.17.9, 1.18.4, 1.18.6, 1.19.1 available → 1.18.6.
             (Channel::Stable, &docs, None, false, Some("1.18.6")),
             (Channel::Rapid, &docs, None, false, Some("1.19.1")),
