@@ -192,7 +192,7 @@ pub fn build(dto: &ScenarioDto, seed_override: Option<u64>) -> Result<Scenario, 
     }
     let runs = build_runs(&mut ctx, dto, &fleet, &strategies, &settings);
     let profiles =
-        super::profiles::build_profiles(&mut ctx, &dto.auto_upgrade_profiles, &fleet, &strategies, &settings);
+        super::profiles::build_profiles(&mut ctx, &dto.auto_upgrade_profiles, &fleet, &strategies, &settings, dto);
     let _ = member_paths;
 
     if !ctx.problems.is_empty() {
@@ -952,7 +952,14 @@ pub(crate) fn build_upgrade(
     if ctx.problems.len() > before {
         return None;
     }
-    Some(UpgradeSpec { kind: kind?, kubernetes_version: version, images: images?, security_patch: false })
+    Some(UpgradeSpec {
+        kind: kind?,
+        kubernetes_version: version,
+        images: images?,
+        security_patch: false,
+        auto_upgrade: false,
+        lts_only: false,
+    })
 }
 
 fn build_actions(

@@ -8,6 +8,7 @@ mod invalid;
 mod properties;
 mod scenarios;
 
+mod autoupgrade;
 mod world_models;
 
 mod charts;
