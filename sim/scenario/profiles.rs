@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::autoupgrade::Channel;
 use crate::fleet::{Member, MinorVersion};
@@ -65,7 +64,7 @@ pub struct ProfileSpec {
 
 pub(crate) fn build_profiles(
     ctx: &mut Ctx,
-    profiles: &[Value],
+    profiles: &[AutoUpgradeProfileDto],
     fleet: &[Member],
     strategies: &BTreeMap<String, Strategy>,
     settings: &Settings,
@@ -73,15 +72,8 @@ pub(crate) fn build_profiles(
 ) -> Vec<ProfileSpec> {
     let mut names = BTreeMap::new();
     let mut out = Vec::new();
-    for (i, value) in profiles.iter().enumerate() {
+    for (i, dto) in profiles.iter().enumerate() {
         let path = join("/autoUpgradeProfiles", i);
-        let dto: AutoUpgradeProfileDto = match serde_json::from_value(value.clone()) {
-            Ok(d) => d,
-            Err(e) => {
-                ctx.err(&path, format!("invalid auto-upgrade profile: {e}"));
-                continue;
-            }
-        };
         let before = ctx.problems.len();
         if check_name(ctx, &dto.name, &join(&path, "name"), "auto-upgrade profile")
             && let Some(previous) = names.insert(dto.name.clone(), path.clone())
