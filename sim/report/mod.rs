@@ -3,6 +3,8 @@
 //! A folder is written whole or not at all: everything goes to a temporary sibling folder first, which
 //! then replaces the target in one rename.
 
+pub mod charts;
+pub mod html;
 pub mod profiles;
 pub mod status;
 pub mod summary;
@@ -49,6 +51,11 @@ pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
         files.push(("kubernetes-versions.csv".into(), versions));
         files.push(("release-latency.csv".into(), profiles::release_latency_csv(ctx)?));
     }
+    let charts = charts::run::run_charts(ctx)?;
+    for chart in &charts {
+        files.extend(chart.chart.files(&format!("charts/{}", chart.name)));
+    }
+    files.push(("index.html".into(), html::run_index(ctx, &charts).into_bytes()));
     Ok(files)
 }
 
