@@ -153,13 +153,14 @@ pub enum GanttMode {
 /// Something drawn on a Gantt row.
 #[derive(Clone, Debug)]
 enum Item {
-    /// A bar from `from` to `to`, `thickness` a fraction of the row height.
-    Bar { from: i64, to: i64, color: RGBColor, thickness: f64 },
+    /// A bar from `from` to `to`, `thickness` a fraction of the row height, its centre `offset` above
+    /// the row's middle (gates sit in the upper half, waits in the lower, so both show at once).
+    Bar { from: i64, to: i64, color: RGBColor, thickness: f64, offset: f64 },
     /// A short tick at an instant (a skip).
     Tick { at: i64, color: RGBColor },
-    /// Text naming the bar from `from` to `at` (an error code, a gate): inside the bar when it fits
-    /// and `inside` allows, else after it, else before it.
-    Label { from: i64, to: i64, text: String, color: RGBColor, inside: bool },
+    /// Text naming the bar from `from` to `to` (an error code, a gate): after it (and after the other
+    /// gate or wait bars it overlaps), or before it when there is no room on the right.
+    Label { from: i64, to: i64, text: String, color: RGBColor },
     /// Stacked shares of members per category and time bin; `total` members in the row.
     Bands { bins: Vec<[f64; 6]>, total: usize },
 }
@@ -191,7 +192,7 @@ struct Gantt {
 }
 
 const STRUCTURE_THICKNESS: f64 = 0.14;
-const GATE_THICKNESS: f64 = 0.45;
+const GATE_THICKNESS: f64 = 0.4;
 const PENDING_THICKNESS: f64 = 0.34;
 const RUNNING_THICKNESS: f64 = 0.72;
 
@@ -202,6 +203,7 @@ fn active_bar(start: Option<Time>, completed: Option<Time>, until: Time) -> Opti
         to: completed.unwrap_or(until).max(from).0,
         color: draw::STRUCTURE,
         thickness: STRUCTURE_THICKNESS,
+        offset: 0.0,
     })
 }
 
@@ -214,13 +216,19 @@ fn gate_bars(gates: &[GateRt], until: Time, label: bool, out: &mut Vec<Item>) {
     for gate in gates {
         if let Some(from) = gate.start_time {
             let to = gate.completed_time.unwrap_or(until).max(from);
-            out.push(Item::Bar { from: from.0, to: to.0, color: draw::GATE, thickness: GATE_THICKNESS });
+            out.push(Item::Bar {
+                from: from.0,
+                to: to.0,
+                color: draw::GATE,
+                thickness: GATE_THICKNESS,
+                offset: GATE_THICKNESS / 2.0,
+            });
             if label {
                 let text = gate.config.display_name.clone().unwrap_or_else(|| match gate.config.kind {
                     GateKind::Approval => "Approval gate".to_string(),
                     GateKind::ScheduledStart(_) => "ScheduledStart gate".to_string(),
                 });
-                out.push(Item::Label { from: from.0, to: to.0, text, color: draw::INK, inside: true });
+                out.push(Item::Label { from: from.0, to: to.0, text, color: draw::INK });
             }
         }
     }
@@ -234,7 +242,13 @@ fn stage_items(stage: &StageRt, until: Time) -> Vec<Item> {
         && let Some(from) = wait.start_time
     {
         let to = wait.completed_time.unwrap_or(until).max(from);
-        items.push(Item::Bar { from: from.0, to: to.0, color: draw::WAIT, thickness: GATE_THICKNESS });
+        items.push(Item::Bar {
+            from: from.0,
+            to: to.0,
+            color: draw::WAIT,
+            thickness: GATE_THICKNESS,
+            offset: -GATE_THICKNESS / 2.0,
+        });
     }
     items
 }
@@ -248,6 +262,7 @@ fn member_items(changes: &tracks::Changes, until: Time, failure_code: Option<&st
                 to: span.to.0,
                 color: draw::PENDING,
                 thickness: PENDING_THICKNESS,
+                offset: 0.0,
             }),
             UpdateState::Running => {
                 let color = match span.next {
@@ -255,7 +270,13 @@ fn member_items(changes: &tracks::Changes, until: Time, failure_code: Option<&st
                     Some(UpdateState::Failed) => draw::FAILED,
                     _ => draw::RUNNING,
                 };
-                items.push(Item::Bar { from: span.from.0, to: span.to.0, color, thickness: RUNNING_THICKNESS });
+                items.push(Item::Bar {
+                    from: span.from.0,
+                    to: span.to.0,
+                    color,
+                    thickness: RUNNING_THICKNESS,
+                    offset: 0.0,
+                });
             }
             UpdateState::Skipped => items.push(Item::Tick { at: span.from.0, color: draw::SKIPPED }),
             _ => {}
@@ -263,7 +284,7 @@ fn member_items(changes: &tracks::Changes, until: Time, failure_code: Option<&st
     }
     if let (Some(code), Some(&(at, UpdateState::Failed))) = (failure_code, changes.last()) {
         let from = changes.iter().rev().find(|c| c.1 == UpdateState::Running).map_or(at, |c| c.0);
-        items.push(Item::Label { from: from.0, to: at.0, text: code.to_string(), color: draw::FAILED, inside: false });
+        items.push(Item::Label { from: from.0, to: at.0, text: code.to_string(), color: draw::FAILED });
     }
     items
 }
@@ -537,18 +558,17 @@ impl Figure for Gantt {
             let color = if r.indent <= 1 { draw::MUTED } else { draw::GRID };
             PathElement::new(vec![(self.lo, y_of(i)), (self.hi, y_of(i))], color.stroke_width(1))
         }))?;
+        // Shapes first, then every text, so that no bar hides a label.
         for (i, row) in self.rows.iter().enumerate() {
             let mid = y_of(i) - 0.5;
             for item in &row.items {
                 match item {
                     Item::Bands { bins, total } => self.draw_bands(&mut chart, bins, *total, y_of(i) - 1.0)?,
-                    Item::Bar { from, to, color, thickness } => {
+                    Item::Bar { from, to, color, thickness, offset } => {
                         let (x0, x1) = (*from as f64, (*to as f64).max(*from as f64 + min_dt));
-                        let h = thickness / 2.0;
-                        chart.draw_series(std::iter::once(Rectangle::new(
-                            [(x0, mid + h), (x1, mid - h)],
-                            color.filled(),
-                        )))?;
+                        let (h, c) = (thickness / 2.0, mid + offset);
+                        chart
+                            .draw_series(std::iter::once(Rectangle::new([(x0, c + h), (x1, c - h)], color.filled())))?;
                     }
                     Item::Tick { at, color } => {
                         let x = *at as f64;
@@ -557,20 +577,32 @@ impl Figure for Gantt {
                             color.filled(),
                         )))?;
                     }
-                    Item::Label { from, to, text, color, inside } => {
-                        let style = draw::font_color(10.5, *color);
-                        let (start_px, py) = chart.backend_coord(&(*from as f64, mid));
-                        let (end_px, _) = chart.backend_coord(&(*to as f64, mid));
-                        let text_px = root.estimate_text_size(text, &style)?.0 as i32;
-                        let (x, h_pos, style) = if *inside && end_px - start_px >= text_px + 10 {
-                            (start_px + 5, HPos::Left, draw::font(10.5))
-                        } else if end_px + 5 + text_px <= plot_right {
-                            (end_px + 5, HPos::Left, style)
-                        } else {
-                            (start_px - 5, HPos::Right, style)
-                        };
-                        root.draw(&Text::new(text.clone(), (x, py), draw::anchored(style, h_pos, VPos::Center)))?;
-                    }
+                    Item::Label { .. } => {}
+                }
+            }
+        }
+        for (i, row) in self.rows.iter().enumerate() {
+            let mid = y_of(i) - 0.5;
+            for item in &row.items {
+                if let Item::Label { from, to, text, color } = item {
+                    let style = draw::font_color(10.5, *color);
+                    let after = row
+                        .items
+                        .iter()
+                        .filter_map(|other| match other {
+                            Item::Bar { from: f, to: t, color: c, .. } if *c != draw::STRUCTURE && f <= to => Some(*t),
+                            _ => None,
+                        })
+                        .fold(*to, i64::max);
+                    let (start_px, py) = chart.backend_coord(&(*from as f64, mid));
+                    let (end_px, _) = chart.backend_coord(&(after as f64, mid));
+                    let text_px = root.estimate_text_size(text, &style)?.0 as i32;
+                    let (x, h_pos) = if end_px + 5 + text_px <= plot_right {
+                        (end_px + 5, HPos::Left)
+                    } else {
+                        (start_px - 5, HPos::Right)
+                    };
+                    root.draw(&Text::new(text.clone(), (x, py), draw::anchored(style, h_pos, VPos::Center)))?;
                 }
             }
             let (_, py) = chart.backend_coord(&(self.lo, mid));
@@ -698,7 +730,9 @@ impl LinesFigure<'_> {
         {
             let prefix = if multi { format!("{} ", run.name) } else { String::new() };
             let color = if multi { draw::series_color(r) } else { draw::RUNNING };
-            let end = track.until.0.min(frame.end);
+            // Each run's lines start when the run does: zeros before that would only be clutter.
+            let start = run.start_time.map_or(frame.start, |t| t.0);
+            let end = track.until.0.min(frame.end).max(start);
             match self.kind {
                 LineKind::Completion => {
                     let total: usize = run.stages.iter().map(member_count).sum();
@@ -710,20 +744,20 @@ impl LinesFigure<'_> {
                         color: if multi { color } else { draw::COMPLETED },
                         width: 2,
                         fill: !multi,
-                        points: draw::step_points(&done, frame.start, end, LINE_BINS),
+                        points: draw::step_points(&done, start, end, LINE_BINS),
                     });
                     series.push(Series {
                         label: format!("{prefix}Failed"),
                         color: if multi { color } else { draw::FAILED },
                         width: if multi { 1 } else { 2 },
                         fill: false,
-                        points: draw::step_points(&failed, frame.start, end, LINE_BINS),
+                        points: draw::step_points(&failed, start, end, LINE_BINS),
                     });
                     if !multi {
                         guides.push(Guide {
                             label: format!("{total} members"),
                             color: draw::MUTED,
-                            at: GuideAt::Level { from: frame.start, to: end, value: total as f64, label_at_end: true },
+                            at: GuideAt::Level { from: start, to: end, value: total as f64, label_at_end: true },
                         });
                     }
                     for stage in &run.stages {
@@ -745,7 +779,7 @@ impl LinesFigure<'_> {
                         color,
                         width: 2,
                         fill: !multi,
-                        points: draw::step_points(&running, frame.start, end, LINE_BINS),
+                        points: draw::step_points(&running, start, end, LINE_BINS),
                     });
                     for stage in &run.stages {
                         if let Some(from) = stage.start_time {
