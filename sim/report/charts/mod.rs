@@ -51,7 +51,7 @@ static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 pub(crate) const FAMILY: &str = "sans-serif";
 
 /// The largest side of a chart in pixels: a bound on memory (an RGB buffer of 8000² is 192 MB).
-const MAX_SIDE_PX: u32 = 8000;
+pub(crate) const MAX_SIDE_PX: u32 = 8000;
 
 /// Registers the bundled font with plotters once per process. Registration is global, so charts
 /// drawn concurrently from several threads all see it.

@@ -115,7 +115,8 @@ impl Figure for LineFigure<'_> {
 ///
 /// `values[i][j]` is the value at `ys[i]` (row) and `xs[j]` (column); `None` or a non-finite value
 /// is a missing cell, drawn grey with "n/a". Rows shorter than `xs` are padded with missing cells;
-/// extra values are ignored. Cells wide enough show their value.
+/// extra values are ignored. Cells wide enough show their value. Grids of more than about 7,000
+/// values on an axis do not fit a chart and give an error.
 pub fn sweep_heatmap(
     title: &str,
     x_label: &str,
@@ -169,10 +170,13 @@ fn short_label(text: &str) -> String {
 }
 
 impl Heatmap<'_> {
+    /// Cells of 8 to 110 px (8 to 60 px high), smaller for very large grids so the chart stays within
+    /// the size limit; beyond about 7,000 values per axis rendering returns an error.
     fn cell_px(&self) -> (u32, u32) {
-        let nx = self.xs.len().max(1) as u32;
-        let ny = self.ys.len().max(1) as u32;
-        ((900 / nx).clamp(8, 110), (520 / ny).clamp(8, 60))
+        let nx = self.xs.len().clamp(1, u32::MAX as usize) as u32;
+        let ny = self.ys.len().clamp(1, u32::MAX as usize) as u32;
+        let fit = |n: u32| ((super::MAX_SIDE_PX - 400) / n).max(1);
+        ((900 / nx).clamp(8, 110).min(fit(nx)), (520 / ny).clamp(8, 60).min(fit(ny)))
     }
 
     fn range(&self) -> Option<(f64, f64)> {
@@ -186,8 +190,9 @@ impl Heatmap<'_> {
 impl Figure for Heatmap<'_> {
     fn size(&self) -> (u32, u32) {
         let (cw, ch) = self.cell_px();
-        let w = 200 + cw * self.xs.len().max(1) as u32 + 170;
-        let h = 110 + ch * self.ys.len().max(1) as u32 + 110;
+        let w = (cw as usize).saturating_mul(self.xs.len().max(1)).saturating_add(370);
+        let h = (ch as usize).saturating_mul(self.ys.len().max(1)).saturating_add(220);
+        let (w, h) = (w.min(u32::MAX as usize) as u32, h.min(u32::MAX as usize) as u32);
         (w.max(640), h.max(360))
     }
 
