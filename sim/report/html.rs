@@ -175,6 +175,7 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart]) -> String {
             Some(&stem),
         );
     }
+    stages_section(&mut body, &summary);
     failures_section(&mut body, &rows);
     members_section(&mut body, &rows);
     if !summary.notes.is_empty() {
@@ -211,8 +212,8 @@ fn header_section(out: &mut String, ctx: &ReportContext, summary: &Summary) {
         plural(summary.runs.len(), "update run", "update runs"),
     );
     out.push_str(
-        "<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#failures\">Failures</a>\
-         <a href=\"#members\">Members</a></nav>\n",
+        "<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#stages\">Stages</a>\
+         <a href=\"#failures\">Failures</a><a href=\"#members\">Members</a></nav>\n",
     );
 }
 
@@ -261,8 +262,15 @@ fn summary_section(out: &mut String, summary: &Summary) {
          and gate-hours for gates. Blast radius: members that received a release marked bad before the run \
          stopped.</p>\n",
     );
+}
+
+fn stages_section(out: &mut String, summary: &Summary) {
+    if summary.runs.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"stages\">Stages and groups</h2>\n");
     for run in &summary.runs {
-        let _ = writeln!(out, "<h3>Stages of run {}</h3>", escape(&run.name));
+        let _ = writeln!(out, "<h3>Run {}</h3>", escape(&run.name));
         let header: Vec<String> = [
             "stage",
             "group",
