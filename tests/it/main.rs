@@ -11,6 +11,7 @@ mod scenarios;
 mod autoupgrade;
 mod world_models;
 
+mod browser;
 mod charts;
 
 mod sweeps;
