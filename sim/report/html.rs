@@ -139,13 +139,18 @@ fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     out.push_str("</tbody>\n</table></div>\n");
 }
 
+/// A chart with its caption (left out when empty) and links to its files.
 fn figure(out: &mut String, id: &str, title: &str, svg: &str, caption: &str, files: Option<&str>) {
-    let _ = write!(out, "<figure>\n{}\n<figcaption>{}", inline_svg(svg, id, title), escape(caption));
-    if let Some(stem) = files {
-        let stem = escape(stem);
-        let _ = write!(out, " Files: <a href=\"{stem}.svg\">SVG</a>, <a href=\"{stem}.png\">PNG</a>.");
+    let _ = write!(out, "<figure>\n{}\n", inline_svg(svg, id, title));
+    if !caption.is_empty() || files.is_some() {
+        let _ = write!(out, "<figcaption>{}", escape(caption));
+        if let Some(stem) = files {
+            let stem = escape(stem);
+            let _ = write!(out, " Files: <a href=\"{stem}.svg\">SVG</a>, <a href=\"{stem}.png\">PNG</a>.");
+        }
+        out.push_str("</figcaption>\n");
     }
-    out.push_str("</figcaption>\n</figure>\n");
+    out.push_str("</figure>\n");
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -431,7 +436,7 @@ fn members_section(out: &mut String, rows: &[MemberRow]) {
 }
 
 /// A self-contained sweep report page: a title, a summary table (one row per sweep point, say) and
-/// named charts, each inlined as SVG with its name as heading and caption.
+/// named charts, each inlined as SVG under its name as a heading.
 ///
 /// Everything is HTML-escaped; table cells that look numeric are right-aligned; chart ids are
 /// `chart-<slug of the name>` (made unique). The page loads nothing and runs no script.
@@ -465,7 +470,7 @@ pub fn sweep_index_html(title: &str, header: &[String], rows: &[Vec<String>], ch
         *n += 1;
         let id = if *n == 1 { format!("chart-{base}") } else { format!("chart-{base}-{n}") };
         let _ = writeln!(body, "<h3>{}</h3>", escape(name));
-        figure(&mut body, &id, name, &chart.svg, name, None);
+        figure(&mut body, &id, name, &chart.svg, "", None);
     }
     let _ = writeln!(
         body,
