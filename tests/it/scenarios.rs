@@ -933,7 +933,7 @@ fn pending_time_stops_counting_when_the_run_ends() {
             "aksManagedAutoUpgradeSchedule": daily_window("12:00", 4)}),
         json!({"name": "a2", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4"}),
     ];
-    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga", "maxConcurrency": "2"}]}]});
     let (_, r) = run(&scenario_json(fleet, strategy, json!({}), failures(&["a2"])));
     assert_eq!(r.runs[0].state, Failed);
     assert_eq!(r.runs[0].stats.pending_window_seconds, 3600);
