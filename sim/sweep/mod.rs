@@ -1,0 +1,22 @@
+//! Batch parameter sweeps: points × replications of a base scenario, run in parallel, with statistics,
+//! resume after interruption and shards for many machines (`docs/sweeps.md`).
+//!
+//! Data flows one way: sweep file → [`plan`] (validate every point through the scenario path) →
+//! [`exec`] (rayon over (point, replication) jobs, one line per finished job in the [`journal`]) →
+//! [`folder`] (sorted `results.csv`, `summary.csv`, made only from the folder's files) → [`report`]
+//! (chart data).
+//!
+//! Architecture invariant: a replication is one single-threaded [`crate::simulation::simulate`] call
+//! whose streams depend only on (seed, replication) (SEMANTICS §10), so results do not depend on the
+//! thread count, the order jobs finish in, interruptions or shards. Replication r of every point uses
+//! the same streams: common random numbers.
+
+pub mod dto;
+pub mod metrics;
+pub mod plan;
+pub mod sample;
+pub mod stats;
+
+pub use dto::SweepDto;
+pub use metrics::Metric;
+pub use plan::{SweepPlan, SweepProblem, is_sweep_text, load};
