@@ -12,11 +12,30 @@
 //! the same streams: common random numbers.
 
 pub mod dto;
+pub mod exec;
+pub mod folder;
+pub mod journal;
 pub mod metrics;
 pub mod plan;
+pub mod report;
 pub mod sample;
 pub mod stats;
 
 pub use dto::SweepDto;
+pub use exec::{ExecOptions, ExecReport, merge, run};
+pub use folder::Shard;
 pub use metrics::Metric;
 pub use plan::{SweepPlan, SweepProblem, is_sweep_text, load};
+
+/// Why a sweep could not run or merge.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The sweep file (or its scenario) is invalid: every problem found.
+    #[error("invalid sweep")]
+    Invalid(Vec<SweepProblem>),
+    /// The output folder or the shard folders do not fit this command.
+    #[error("{0}")]
+    Conflict(String),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
