@@ -97,7 +97,7 @@ pub struct SampleDto {
     /// into `points` equal strata, one draw per stratum, strata paired at random).
     #[schemars(extend("enum" = ["random", "latinHypercube"]))]
     pub method: String,
-    /// How many points (1–1000000).
+    /// How many points (1–100000).
     pub points: u64,
     /// Seed of the draw. Default: the sweep's root seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

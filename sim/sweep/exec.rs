@@ -1,10 +1,9 @@
 //! Running a sweep: the (point, replication) jobs still missing from the journal, in parallel on a
-//! local rayon pool, and merging shard folders.
+//! local rayon pool; and merging shard folders.
 //!
 //! Workers only compute; one thread (the caller's) writes every journal line and draws the progress
 //! bar, so the journal needs no lock and a line is never interleaved with another.
 
-use std::collections::BTreeSet;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,10 +17,14 @@ use crate::scenario::Scenario;
 use crate::simulation::{SimOptions, simulate};
 
 use super::SweepError;
+use super::finish::{self, JobIndex, Source};
 use super::folder::{self, JOURNAL, Manifest, PointTable, Shard};
-use super::journal::{self, JobRecord, Journal};
+use super::journal::{JobRecord, Journal};
 use super::metrics::{self, Metric, RunMetrics};
 use super::plan::SweepPlan;
+
+/// Finished lines waiting for the writer; bounds memory if the disk is slower than the workers.
+const CHANNEL_CAPACITY: usize = 4096;
 
 /// How to run a sweep.
 #[derive(Clone, Copy, Debug)]
@@ -43,7 +46,7 @@ pub struct ExecReport {
     /// Run now.
     pub ran: u64,
     pub elapsed: Duration,
-    /// Journal lines that could not be read (their jobs ran again).
+    /// Journal lines that could not be used (their jobs ran again).
     pub unreadable_lines: usize,
     /// Whether `results.csv` and `summary.csv` were written (not for shards).
     pub finalized: bool,
@@ -55,36 +58,49 @@ pub fn run_replication(scenario: &Scenario, replication: u64, metrics: &[Metric]
     metrics::collect(&result, metrics)
 }
 
+/// Finished jobs, one bit each (an index of a 100-million-job sweep takes 12.5 MB).
+struct JobSet {
+    words: Vec<u64>,
+}
+
+impl JobSet {
+    fn new(jobs: u64) -> JobSet {
+        JobSet { words: vec![0; jobs.div_ceil(64) as usize] }
+    }
+    fn insert(&mut self, job: u64) -> bool {
+        let (word, bit) = ((job / 64) as usize, 1u64 << (job % 64));
+        let fresh = self.words[word] & bit == 0;
+        self.words[word] |= bit;
+        fresh
+    }
+    fn contains(&self, job: u64) -> bool {
+        self.words[(job / 64) as usize] & (1u64 << (job % 64)) != 0
+    }
+}
+
 /// Runs the jobs of `plan` (or of one shard) that `dir`'s journal does not have yet; then writes the
 /// final files (whole sweep) or sorts the journal (shard).
 pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecReport, SweepError> {
     let started = Instant::now();
     let manifest = folder::prepare(dir, plan, options.shard)?;
-    let cells = plan.metrics.len();
-    let (mut journal, contents) = Journal::open(&dir.join(JOURNAL), cells)?;
+    let (mut journal, contents) = Journal::open(&dir.join(JOURNAL), plan.metrics.len())?;
     let owned = |job: u64| options.shard.is_none_or(|s| s.owns(job));
-    let mut done: BTreeSet<(u64, u64)> = BTreeSet::new();
+    let mut done = JobSet::new(plan.jobs());
+    let mut already_done = 0;
     let mut unreadable = contents.bad_lines.len();
     for record in &contents.records {
         let job = record.point * plan.replications + record.replication;
-        if record.point < plan.points.len() as u64 && record.replication < plan.replications && owned(job) {
-            done.insert((record.point, record.replication));
-        } else {
-            unreadable += 1;
+        let valid = record.point < plan.points.len() as u64 && record.replication < plan.replications && owned(job);
+        match valid && done.insert(job) {
+            true => already_done += 1,
+            false => unreadable += usize::from(!valid),
         }
     }
-    let mut missing: Vec<(usize, Vec<u64>)> = Vec::new();
-    for p in 0..plan.points.len() {
-        let replications: Vec<u64> = (0..plan.replications)
-            .filter(|r| owned(p as u64 * plan.replications + r) && !done.contains(&(p as u64, *r)))
-            .collect();
-        if !replications.is_empty() {
-            missing.push((p, replications));
-        }
-    }
+    let pending = |p: usize| (0..plan.replications).map(move |r| p as u64 * plan.replications + r);
+    let todo: Vec<usize> =
+        (0..plan.points.len()).filter(|p| pending(*p).any(|job| owned(job) && !done.contains(job))).collect();
     let jobs = options.shard.map_or(plan.jobs(), |s| s.share(plan.jobs()));
-    let to_run: u64 = missing.iter().map(|(_, r)| r.len() as u64).sum();
-    let bar = progress_bar(to_run, done.len() as u64, options.progress);
+    let bar = progress_bar(jobs - already_done, already_done, options.progress);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads.max(1))
         .thread_name(|i| format!("fleetsim-sweep-{i}"))
@@ -92,34 +108,19 @@ pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecRep
         .map_err(|e| SweepError::Io(std::io::Error::other(e)))?;
 
     let stop = AtomicBool::new(false);
-    let (sender, receiver) = mpsc::channel::<Result<String, String>>();
-    let mut written = 0u64;
+    let (sender, receiver) = mpsc::sync_channel::<Result<String, String>>(CHANNEL_CAPACITY);
+    let mut ran = 0u64;
     let mut failure: Option<SweepError> = None;
     std::thread::scope(|scope| {
-        let stop = &stop;
-        let missing = &missing;
+        let (stop, todo, done) = (&stop, &todo, &done);
         scope.spawn(move || {
             pool.install(|| {
-                missing.par_iter().for_each(|(p, replications)| {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let scenario = match plan.build_point(*p) {
-                        Ok(s) => s,
-                        Err(problems) => {
-                            let text: Vec<String> = problems.iter().map(|x| x.to_string()).collect();
-                            let _ = sender.send(Err(format!("point {p}: {}", text.join("; "))));
-                            return;
-                        }
+                todo.par_iter().for_each(|p| {
+                    let missing = |r: &u64| {
+                        let job = *p as u64 * plan.replications + r;
+                        owned(job) && !done.contains(job) && !stop.load(Ordering::Relaxed)
                     };
-                    replications.par_iter().for_each(|r| {
-                        if stop.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        let runs = run_replication(&scenario, *r, &plan.metrics);
-                        let line = JobRecord { point: *p as u64, replication: *r, runs }.to_line();
-                        let _ = sender.send(Ok(line));
-                    });
+                    compute_point(plan, *p, missing, &sender);
                 });
             });
         });
@@ -127,7 +128,7 @@ pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecRep
             let outcome = message.map_err(SweepError::Conflict).and_then(|line| Ok(journal.append(&line)?));
             match outcome {
                 Ok(()) => {
-                    written += 1;
+                    ran += 1;
                     bar.inc(1);
                 }
                 Err(e) => {
@@ -142,15 +143,41 @@ pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecRep
     if let Some(e) = failure {
         return Err(e);
     }
-    let finalized = finish(dir, &manifest, cells)?;
-    Ok(ExecReport {
-        jobs,
-        already_done: done.len() as u64,
-        ran: written,
-        elapsed: started.elapsed(),
-        unreadable_lines: unreadable,
-        finalized,
-    })
+    let index = JobIndex::build(&[Source { path: dir.join(JOURNAL), shard: options.shard }], &manifest)?;
+    let finalized = match options.shard {
+        Some(_) => {
+            finish::write_shard_journal(dir, &index, &manifest)?;
+            false
+        }
+        None => {
+            finish::write_finals(dir, &manifest, &PointTable::read(dir, &manifest)?, &index)?;
+            true
+        }
+    };
+    Ok(ExecReport { jobs, already_done, ran, elapsed: started.elapsed(), unreadable_lines: unreadable, finalized })
+}
+
+/// Builds point `p`'s scenario once and runs its missing replications in parallel, sending each
+/// finished job's journal line (or why the point could not be built) to the writer.
+fn compute_point(
+    plan: &SweepPlan,
+    p: usize,
+    missing: impl Fn(&u64) -> bool + Sync + Send,
+    sender: &mpsc::SyncSender<Result<String, String>>,
+) {
+    let scenario = match plan.build_point(p) {
+        Ok(s) => s,
+        Err(problems) => {
+            let text: Vec<String> = problems.iter().map(|x| x.to_string()).collect();
+            let _ = sender.send(Err(format!("point {p} does not build: {}", text.join("; "))));
+            return;
+        }
+    };
+    (0..plan.replications).into_par_iter().filter(missing).for_each(|r| {
+        let runs = run_replication(&scenario, r, &plan.metrics);
+        // A send fails only when the writer gave up; the sweep is stopping then.
+        let _ = sender.send(Ok(JobRecord { point: p as u64, replication: r, runs }.to_line()));
+    });
 }
 
 fn progress_bar(total: u64, already_done: u64, wanted: bool) -> ProgressBar {
@@ -160,7 +187,7 @@ fn progress_bar(total: u64, already_done: u64, wanted: bool) -> ProgressBar {
         ProgressDrawTarget::hidden()
     };
     let bar = ProgressBar::with_draw_target(Some(total), target);
-    let resumed = if already_done > 0 { format!(" ({already_done} already done)") } else { String::new() };
+    let resumed = if already_done > 0 { format!(" ({already_done} done before)") } else { String::new() };
     let template = format!(
         "{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{human_pos}}/{{human_len}} replications{resumed}, {{per_sec}}, ETA {{eta}}"
     );
@@ -169,48 +196,6 @@ fn progress_bar(total: u64, already_done: u64, wanted: bool) -> ProgressBar {
     }
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
-}
-
-/// After the last job: a whole sweep gets its final files, a shard its sorted journal. Returns whether
-/// the final files were written.
-fn finish(dir: &Path, manifest: &Manifest, cells: usize) -> Result<bool, SweepError> {
-    let contents = journal::read(&dir.join(JOURNAL), cells)?;
-    let records = unique_records(contents.records, manifest)?;
-    if manifest.shard.is_some() {
-        folder::write_atomic(&dir.join(JOURNAL), &journal::sorted_text(&records))?;
-        return Ok(false);
-    }
-    let points = PointTable::read(dir, manifest)?;
-    let files = folder::final_files(manifest, &points, &records);
-    folder::write_atomic(&dir.join(folder::RESULTS_CSV), &files.results_csv)?;
-    folder::write_atomic(&dir.join(folder::SUMMARY_CSV), &files.summary_csv)?;
-    folder::write_atomic(&dir.join(JOURNAL), &files.journal)?;
-    Ok(true)
-}
-
-/// The records of the jobs the manifest expects, each once, checked complete.
-fn unique_records(records: Vec<JobRecord>, manifest: &Manifest) -> Result<Vec<JobRecord>, SweepError> {
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::with_capacity(records.len());
-    for record in records {
-        let job = record.point * manifest.replications + record.replication;
-        let valid = record.point < manifest.points
-            && record.replication < manifest.replications
-            && manifest.shard.is_none_or(|s| s.owns(job));
-        // Two lines for one job can only come from two processes sharing a folder; both computed the
-        // same deterministic result, so the first is kept.
-        if valid && seen.insert((record.point, record.replication)) {
-            out.push(record);
-        }
-    }
-    let expected = manifest.shard.map_or(manifest.jobs, |s| s.share(manifest.jobs));
-    if out.len() as u64 != expected {
-        return Err(SweepError::Conflict(format!(
-            "the journal has {} of {expected} replications; run the sweep again to finish it",
-            out.len()
-        )));
-    }
-    Ok(out)
 }
 
 /// What a merge did.
@@ -223,7 +208,63 @@ pub struct MergeReport {
 /// Combines the folders of every shard of one sweep into `out`: exactly the files an unsharded run
 /// writes. `out` must not exist, or hold this same sweep (it is then replaced whole).
 pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<MergeReport, SweepError> {
-    let conflict = |m: String| SweepError::Conflict(m);
+    let manifests = shard_manifests(out, shard_dirs)?;
+    let manifest = Manifest { shard: None, ..manifests[0].clone() };
+    let sources: Vec<Source> =
+        shard_dirs.iter().zip(&manifests).map(|(d, m)| Source { path: d.join(JOURNAL), shard: m.shard }).collect();
+    let index = JobIndex::build(&sources, &manifest)?;
+    for (dir, m) in shard_dirs.iter().zip(&manifests) {
+        let shard = m.shard.expect("checked");
+        let found = index.found_where(|job| shard.owns(job));
+        if found != shard.share(m.jobs) {
+            return Err(SweepError::Conflict(format!(
+                "{} (shard {shard}) is not finished: {}",
+                dir.display(),
+                finish::incomplete(found, shard.share(m.jobs))
+            )));
+        }
+    }
+    if out.join(folder::MANIFEST).exists() {
+        if Manifest::read(out)?.sweep_hash != manifest.sweep_hash {
+            return Err(SweepError::Conflict(format!(
+                "{} holds the results of another sweep; choose another folder",
+                out.display()
+            )));
+        }
+    } else if out.exists() && std::fs::read_dir(out)?.next().is_some() {
+        return Err(SweepError::Conflict(format!(
+            "{} exists and is not a sweep folder; choose another folder",
+            out.display()
+        )));
+    }
+    let staging = sibling(out, "merging")?;
+    let written = (|| -> Result<(), SweepError> {
+        let source = &shard_dirs[0];
+        let points = PointTable::read(source, &manifest)?;
+        std::fs::create_dir_all(staging.join(folder::POINTS_DIR))?;
+        std::fs::write(staging.join(folder::MANIFEST), manifest.to_bytes())?;
+        std::fs::write(staging.join(folder::POINTS_CSV), points.to_csv())?;
+        for p in 0..manifest.points {
+            let path = Path::new(folder::POINTS_DIR).join(format!("{p}.json"));
+            std::fs::copy(source.join(&path), staging.join(&path))?;
+        }
+        finish::write_finals(&staging, &manifest, &points, &index)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    replace_dir(&staging, out)?;
+    Ok(MergeReport { shards: manifest_count(&manifests), jobs: manifest.jobs })
+}
+
+fn manifest_count(manifests: &[Manifest]) -> u64 {
+    manifests[0].shard.map_or(1, |s| s.count)
+}
+
+/// The manifests of the shard folders, checked to be every shard of one sweep, each once.
+fn shard_manifests(out: &Path, shard_dirs: &[PathBuf]) -> Result<Vec<Manifest>, SweepError> {
+    let conflict = SweepError::Conflict;
     if shard_dirs.is_empty() {
         return Err(conflict("give the shard folders to merge".into()));
     }
@@ -238,14 +279,12 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<MergeReport, SweepErr
         }
         manifests.push(manifest);
     }
-    let first = manifests[0].clone();
-    let count = first.shard.expect("checked").count;
-    let mut seen = vec![None; count as usize];
+    let first = Manifest { shard: None, ..manifests[0].clone() };
+    let count = manifests[0].shard.expect("checked").count;
+    let mut seen: Vec<Option<&PathBuf>> = vec![None; count as usize];
     for (dir, manifest) in shard_dirs.iter().zip(&manifests) {
         let shard = manifest.shard.expect("checked");
-        let unsharded = Manifest { shard: None, ..manifest.clone() };
-        let expected = Manifest { shard: None, ..first.clone() };
-        if unsharded != expected || shard.count != count {
+        if (Manifest { shard: None, ..manifest.clone() }) != first || shard.count != count {
             return Err(conflict(format!(
                 "{} holds another sweep or sharding than {} (sweep \"{}\" {}, shard {shard})",
                 dir.display(),
@@ -263,41 +302,33 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<MergeReport, SweepErr
     if !absent.is_empty() {
         return Err(conflict(format!("shards missing: {}", absent.join(", "))));
     }
-    let manifest = Manifest { shard: None, ..first };
-    let cells = manifest.metrics.len();
-    let mut records = Vec::new();
-    for (dir, shard_manifest) in shard_dirs.iter().zip(&manifests) {
-        let contents = journal::read(&dir.join(JOURNAL), cells)?;
-        let shard = shard_manifest.shard.expect("checked");
-        let mut shard_records = unique_records(contents.records, shard_manifest)
-            .map_err(|e| conflict(format!("{} (shard {shard}) is not finished: {e}", dir.display())))?;
-        records.append(&mut shard_records);
+    Ok(manifests)
+}
+
+/// A fresh hidden folder next to `dir` (same file system, so a rename can replace `dir`).
+fn sibling(dir: &Path, what: &str) -> std::io::Result<PathBuf> {
+    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent)?;
+    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "sweep".into());
+    let path = parent.join(format!(".{name}.{what}-{}", std::process::id()));
+    if path.exists() {
+        std::fs::remove_dir_all(&path)?;
     }
-    if out.join(folder::MANIFEST).exists() {
-        let existing = Manifest::read(out)?;
-        if existing.sweep_hash != manifest.sweep_hash {
-            return Err(conflict(format!(
-                "{} holds the results of another sweep; choose another folder",
-                out.display()
-            )));
-        }
-    } else if out.exists() && std::fs::read_dir(out)?.next().is_some() {
-        return Err(conflict(format!("{} exists and is not a sweep folder; choose another folder", out.display())));
+    Ok(path)
+}
+
+/// Puts `staging` in the place of `dir`, replacing an existing `dir` only once `staging` is complete.
+fn replace_dir(staging: &Path, dir: &Path) -> std::io::Result<()> {
+    if !dir.exists() {
+        return std::fs::rename(staging, dir);
     }
-    let source = &shard_dirs[0];
-    let points = PointTable::read(source, &manifest)?;
-    let mut files: Vec<(PathBuf, Vec<u8>)> =
-        vec![(folder::MANIFEST.into(), manifest.to_bytes()), (folder::POINTS_CSV.into(), points.to_csv())];
-    for p in 0..manifest.points {
-        let path = Path::new(folder::POINTS_DIR).join(format!("{p}.json"));
-        files.push((path.clone(), std::fs::read(source.join(&path))?));
+    let old = sibling(dir, "old")?;
+    std::fs::rename(dir, &old)?;
+    if let Err(e) = std::fs::rename(staging, dir) {
+        let _ = std::fs::rename(&old, dir);
+        return Err(e);
     }
-    let finals = folder::final_files(&manifest, &points, &records);
-    files.push((JOURNAL.into(), finals.journal));
-    files.push((folder::RESULTS_CSV.into(), finals.results_csv));
-    files.push((folder::SUMMARY_CSV.into(), finals.summary_csv));
-    crate::report::write_folder(out, &files).map_err(|e| SweepError::Io(std::io::Error::other(e.to_string())))?;
-    Ok(MergeReport { shards: count, jobs: manifest.jobs })
+    std::fs::remove_dir_all(&old)
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

@@ -9,9 +9,9 @@
 //! summary.csv      one row per point × run × metric: statistics   (written when every job is done)
 //! ```
 //!
-//! Architecture invariant: `results.csv` and `summary.csv` are computed only from the files of the
-//! folder (`manifest.json`, `points.csv`, the journal's records), never from memory. An uninterrupted
-//! run, a resumed run and a merge of shards therefore write the same bytes.
+//! Architecture invariant: `results.csv` and `summary.csv` are computed only from files (the
+//! manifest, `points.csv`, the journal records), never from memory ([`super::finish`]). An
+//! uninterrupted run, a resumed run and a merge of shards therefore write the same bytes.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -21,10 +21,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::SweepError;
-use super::journal::JobRecord;
 use super::metrics::Metric;
 use super::plan::{SweepPlan, value_text};
-use super::stats::{self, Summary};
 
 pub const MANIFEST: &str = "manifest.json";
 pub const POINTS_CSV: &str = "points.csv";
@@ -352,136 +350,6 @@ fn remove_temporaries(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// The final files, made from the folder's contents only.
-pub struct FinalFiles {
-    pub journal: Vec<u8>,
-    pub results_csv: Vec<u8>,
-    pub summary_csv: Vec<u8>,
-}
-
-/// Sorts the records and computes `results.csv` and `summary.csv`. Every (point, replication) must be
-/// present exactly once.
-pub fn final_files(manifest: &Manifest, points: &PointTable, records: &[JobRecord]) -> FinalFiles {
-    let mut sorted: Vec<&JobRecord> = records.iter().collect();
-    sorted.sort_by_key(|r| (r.point, r.replication));
-    debug_assert_eq!(sorted.len() as u64, manifest.jobs);
-    let journal = super::journal::sorted_text(records);
-    FinalFiles {
-        journal,
-        results_csv: results_csv(manifest, points, &sorted),
-        summary_csv: summary_csv(manifest, points, &sorted),
-    }
-}
-
-fn results_csv(manifest: &Manifest, points: &PointTable, sorted: &[&JobRecord]) -> Vec<u8> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header = vec!["point".to_string()];
-    header.extend(points.parameters.iter().cloned());
-    header.extend(["replication", "seed", "run"].map(String::from));
-    header.extend(manifest.metrics.iter().cloned());
-    w.write_record(&header).expect("writing to memory");
-    for record in sorted {
-        let (seed, values) = &points.rows[record.point as usize];
-        for run in &record.runs {
-            let mut row = vec![record.point.to_string()];
-            row.extend(values.iter().cloned());
-            row.extend([record.replication.to_string(), seed.clone(), run.run.clone()]);
-            row.extend(run.cells.iter().cloned());
-            w.write_record(&row).expect("writing to memory");
-        }
-    }
-    w.into_inner().expect("writing to memory")
-}
-
-/// One row of `summary.csv`, also the input of the chart data in [`super::report`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct SummaryRow {
-    pub point: usize,
-    pub run: String,
-    /// A metric name, or [`RUN_FAILED`].
-    pub metric: String,
-    pub summary: Option<Summary>,
-}
-
-/// Statistics per point, run and metric, in that order; runs in scenario order.
-pub fn summary_rows(manifest: &Manifest, sorted: &[&JobRecord]) -> Vec<SummaryRow> {
-    let metrics = manifest.metrics();
-    let mut rows = Vec::new();
-    let mut start = 0;
-    while start < sorted.len() {
-        let point = sorted[start].point;
-        let end = start + sorted[start..].iter().take_while(|r| r.point == point).count();
-        let group = &sorted[start..end];
-        let mut runs: Vec<&str> = Vec::new();
-        for record in group {
-            for run in &record.runs {
-                if !runs.contains(&run.run.as_str()) {
-                    runs.push(&run.run);
-                }
-            }
-        }
-        for run in runs {
-            let cells = |i: usize| {
-                group.iter().filter_map(move |r| r.runs.iter().find(|m| m.run == run)).map(move |m| m.cells[i].as_str())
-            };
-            for (i, metric) in metrics.iter().enumerate() {
-                let (name, summary) = if metric.is_numeric() {
-                    let values: Vec<f64> = cells(i).filter(|c| !c.is_empty()).filter_map(|c| c.parse().ok()).collect();
-                    (metric.name(), stats::summarize(&values))
-                } else {
-                    let failed: Vec<bool> = cells(i).map(|c| c == "Failed").collect();
-                    (RUN_FAILED, stats::summarize_indicator(&failed))
-                };
-                rows.push(SummaryRow {
-                    point: point as usize,
-                    run: run.to_string(),
-                    metric: name.to_string(),
-                    summary,
-                });
-            }
-        }
-        start = end;
-    }
-    rows
-}
-
-fn summary_csv(manifest: &Manifest, points: &PointTable, sorted: &[&JobRecord]) -> Vec<u8> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header = vec!["point".to_string()];
-    header.extend(points.parameters.iter().cloned());
-    header.extend(["run", "metric", "n", "mean", "sd", "ci95_low", "ci95_high", "p50", "p90", "p99"].map(String::from));
-    w.write_record(&header).expect("writing to memory");
-    for row in summary_rows(manifest, sorted) {
-        let mut cells = vec![row.point.to_string()];
-        cells.extend(points.rows[row.point].1.iter().cloned());
-        cells.extend([row.run.clone(), row.metric.clone()]);
-        match row.summary {
-            None => cells.extend(["0"].iter().map(|s| s.to_string()).chain(std::iter::repeat_n(String::new(), 7))),
-            Some(s) => {
-                let (low, high) = s.ci95.map_or((String::new(), String::new()), |(l, h)| (number(l), number(h)));
-                cells.extend([
-                    s.n.to_string(),
-                    number(s.mean),
-                    s.sd.map(number).unwrap_or_default(),
-                    low,
-                    high,
-                    number(s.p50),
-                    number(s.p90),
-                    number(s.p99),
-                ]);
-            }
-        }
-        w.write_record(&cells).expect("writing to memory");
-    }
-    w.into_inner().expect("writing to memory")
-}
-
-/// Four decimals, never `-0.0000`.
-fn number(x: f64) -> String {
-    let text = format!("{x:.4}");
-    if text == "-0.0000" { "0.0000".to_string() } else { text }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -510,12 +378,5 @@ mod tests {
             let entry = format!("name = \"{name}\"\nversion = \"{version}\"\n");
             assert!(lock.contains(&entry), "{name} {version} is not in Cargo.lock");
         }
-    }
-
-    #[test]
-    fn numbers_have_four_decimals() {
-        assert_eq!(number(1.0 / 3.0), "0.3333");
-        assert_eq!(number(-0.00001), "0.0000");
-        assert_eq!(number(12.0), "12.0000");
     }
 }

@@ -9,7 +9,8 @@
 //! replications are simply run again.
 //!
 //! The order of lines follows thread timing; when a sweep finishes, the journal is rewritten in
-//! (point, replication) order, so finished folders are byte-identical however they were produced.
+//! (point, replication) order ([`super::finish`]), so finished folders are byte-identical however they
+//! were produced.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -157,13 +158,6 @@ fn parse(bytes: &[u8], cells: usize) -> Contents {
     contents
 }
 
-/// The journal text of records in (point, replication) order.
-pub fn sorted_text(records: &[JobRecord]) -> Vec<u8> {
-    let mut sorted: Vec<&JobRecord> = records.iter().collect();
-    sorted.sort_by_key(|r| (r.point, r.replication));
-    sorted.iter().flat_map(|r| r.to_line().into_bytes()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,12 +194,5 @@ mod tests {
         let again = read(&path, 2).unwrap();
         assert_eq!(again.records, vec![record(0, 0), record(1, 0)]);
         assert_eq!(again.torn_bytes, 0);
-    }
-
-    #[test]
-    fn sorted_text_orders_by_point_then_replication() {
-        let text = sorted_text(&[record(1, 0), record(0, 2), record(0, 1)]);
-        let expected: String = [record(0, 1), record(0, 2), record(1, 0)].iter().map(|r| r.to_line()).collect();
-        assert_eq!(String::from_utf8(text).unwrap(), expected);
     }
 }

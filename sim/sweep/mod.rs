@@ -3,8 +3,8 @@
 //!
 //! Data flows one way: sweep file → [`plan`] (validate every point through the scenario path) →
 //! [`exec`] (rayon over (point, replication) jobs, one line per finished job in the [`journal`]) →
-//! [`folder`] (sorted `results.csv`, `summary.csv`, made only from the folder's files) → [`report`]
-//! (chart data).
+//! [`finish`] (sorted `results.csv`, `summary.csv`, made only from journal files) → [`report`]
+//! (chart data). [`folder`] says what an output folder holds and whom it belongs to.
 //!
 //! Architecture invariant: a replication is one single-threaded [`crate::simulation::simulate`] call
 //! whose streams depend only on (seed, replication) (SEMANTICS §10), so results do not depend on the
@@ -13,6 +13,7 @@
 
 pub mod dto;
 pub mod exec;
+pub mod finish;
 pub mod folder;
 pub mod journal;
 pub mod metrics;

@@ -24,7 +24,8 @@ use super::sample;
 /// Limits: a sweep is bounded in every dimension so that a typo cannot ask for a year of work.
 pub const MAX_PARAMETERS: usize = 32;
 pub const MAX_LEVELS: usize = 100_000;
-pub const MAX_POINTS: u64 = 1_000_000;
+/// Every point gets its scenario file (`points/<p>.json`), so points are bounded more tightly than jobs.
+pub const MAX_POINTS: u64 = 100_000;
 pub const MAX_REPLICATIONS: u64 = 1_000_000;
 pub const MAX_JOBS: u64 = 100_000_000;
 

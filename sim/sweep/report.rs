@@ -12,8 +12,8 @@
 use std::path::Path;
 
 use super::SweepError;
-use super::folder::{self, JOURNAL, Manifest, PointTable, RUN_FAILED, SummaryRow};
-use super::journal;
+use super::finish::{SummaryRow, read_summary};
+use super::folder::{Manifest, PointTable, RUN_FAILED};
 use super::plan::MAX_PARAMETERS;
 
 /// Metrics that get their own chart, in this order.
@@ -51,12 +51,7 @@ pub struct ChartSpec {
 pub fn charts_of_folder(dir: &Path) -> Result<Vec<ChartSpec>, SweepError> {
     let manifest = Manifest::read(dir)?;
     let points = PointTable::read(dir, &manifest)?;
-    let contents = journal::read(&dir.join(JOURNAL), manifest.metrics.len())?;
-    let mut records = contents.records;
-    records.sort_by_key(|r| (r.point, r.replication));
-    records.dedup_by_key(|r| (r.point, r.replication));
-    let sorted: Vec<_> = records.iter().collect();
-    Ok(chart_specs(&manifest, &points, &folder::summary_rows(&manifest, &sorted)))
+    Ok(chart_specs(&manifest, &points, &read_summary(dir, &points)?))
 }
 
 /// The charts of a sweep from its summary rows.
