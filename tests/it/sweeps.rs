@@ -298,6 +298,32 @@ fn results_do_not_depend_on_the_thread_count() {
 }
 
 #[test]
+fn chart_data_follows_the_summary() {
+    use fleetsim::sweep::report::{ChartData, charts_of_folder};
+    let (dir, path) = workspace(&sweep_text(6));
+    let out = dir.path().join("out");
+    sweep::run(&plan(&path), &out, options(2)).unwrap();
+    let charts = charts_of_folder(&out).unwrap();
+    let stems: Vec<&str> = charts.iter().map(|c| c.file_stem.as_str()).collect();
+    assert!(stems.contains(&"sweep-makespanHours") && stems.contains(&"sweep-pareto-blast-radius"), "{stems:?}");
+    let heatmap = charts.iter().find(|c| c.file_stem == "sweep-runFailed").unwrap();
+    let ChartData::Heatmap { xs, ys, values, .. } = &heatmap.data else {
+        panic!("two parameters on a grid: a heatmap")
+    };
+    assert_eq!(
+        (xs.as_slice(), ys.as_slice()),
+        (["1", "5", "20"].map(String::from).as_slice(), ["0", "3"].map(String::from).as_slice())
+    );
+    let summary = csv_rows(&out.join("summary.csv"));
+    let p3 = summary.iter().find(|r| r["point"] == "3" && r["metric"] == "runFailed").unwrap();
+    assert_eq!(values[1][1].map(|v| format!("{v:.4}")), Some(p3["mean"].clone()), "point 3 is (5, 3)");
+    let pareto = charts.iter().find(|c| c.file_stem == "sweep-pareto-run-failed").unwrap();
+    let ChartData::Pareto { points, .. } = &pareto.data else { panic!("a scatter") };
+    assert_eq!(points.len(), 6);
+    assert_eq!(points[3].0, "broadConcurrency=5, broadFailures=3");
+}
+
+#[test]
 fn replication_r_shares_its_random_numbers_across_points() {
     // A parameter that changes nothing the simulation sees: every point must give the same results,
     // replication by replication (common random numbers), while replications differ from each other.
