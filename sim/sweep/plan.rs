@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -28,6 +29,9 @@ pub const MAX_LEVELS: usize = 100_000;
 pub const MAX_POINTS: u64 = 100_000;
 pub const MAX_REPLICATIONS: u64 = 1_000_000;
 pub const MAX_JOBS: u64 = 100_000_000;
+/// Point scenarios built while validating are kept for the run up to this many members in all
+/// (roughly 100 MB), which spares a second build for every point of ordinary grids.
+pub const BUILT_MEMBERS_KEPT: usize = 200_000;
 
 /// Output columns a parameter may not be named after.
 const RESERVED_COLUMNS: [&str; 5] = ["point", "replication", "seed", "run", "metric"];
@@ -131,6 +135,9 @@ pub struct SweepPlan {
     pub points: Vec<Vec<Value>>,
     /// The seed each point's simulation uses (the sweep's `seed`, else the point scenario's).
     pub point_seeds: Vec<u64>,
+    /// Scenarios validated while loading, kept for the run when they are small enough together
+    /// ([`BUILT_MEMBERS_KEPT`]); others are built again when their point runs.
+    built: Vec<Option<Arc<Scenario>>>,
     pub replications: u64,
     /// The sweep's `seed`, which replaces the scenario seed of every point.
     pub seed_override: Option<u64>,
@@ -159,8 +166,11 @@ impl SweepPlan {
     }
 
     /// The validated scenario of point `p`.
-    pub fn build_point(&self, p: usize) -> Result<Scenario, Vec<Problem>> {
-        build_value(&self.point_value(p), self.seed_override)
+    pub fn build_point(&self, p: usize) -> Result<Arc<Scenario>, Vec<Problem>> {
+        match self.built.get(p).and_then(Option::clone) {
+            Some(s) => Ok(s),
+            None => build_value(&self.point_value(p), self.seed_override).map(Arc::new),
+        }
     }
 
     /// The reproduce command of one replication, run from the sweep folder.
@@ -331,12 +341,14 @@ impl Checker<'_> {
         if !self.problems.is_empty() {
             return Err(self.problems);
         }
-        self.check_values(&parameters, &base, dto.seed);
-        if !self.problems.is_empty() {
-            return Err(self.problems);
-        }
-        let point_seeds = self.check_points(&parameters, &points, &base, dto.seed);
-        if !self.problems.is_empty() {
+        // Every point as a whole first; only if some fail, each value alone, so that a bad value is
+        // reported where it is written rather than as every point it takes part in.
+        let (point_seeds, built, point_problems) = self.check_points(&parameters, &points, &base, dto.seed);
+        if !point_problems.is_empty() {
+            self.check_values(&parameters, &base, dto.seed);
+            if self.problems.is_empty() {
+                self.problems = point_problems;
+            }
             return Err(self.problems);
         }
         let scenario_hash = sha256_hex(&serde_json::to_vec(&base.value).expect("JSON values serialize"));
@@ -349,6 +361,7 @@ impl Checker<'_> {
             sampling,
             points,
             point_seeds,
+            built,
             replications: dto.replications,
             seed_override: dto.seed,
             root_seed,
@@ -664,15 +677,17 @@ impl Checker<'_> {
     }
 
     /// Every point's scenario, as a whole: values valid alone can still clash (a group's
-    /// `maxConcurrency` above its stage's). Returns each point's seed.
+    /// `maxConcurrency` above its stage's). Returns each point's seed, the scenarios worth keeping,
+    /// and the problems.
+    #[allow(clippy::type_complexity)]
     fn check_points(
-        &mut self,
+        &self,
         parameters: &[Parameter],
         points: &[Vec<Value>],
         base: &Base,
         seed: Option<u64>,
-    ) -> Vec<u64> {
-        let results: Vec<Result<u64, Vec<SweepProblem>>> = points
+    ) -> (Vec<u64>, Vec<Option<Arc<Scenario>>>, Vec<SweepProblem>) {
+        let results: Vec<Result<Scenario, Vec<SweepProblem>>> = points
             .par_iter()
             .enumerate()
             .map(|(p, values)| {
@@ -680,7 +695,7 @@ impl Checker<'_> {
                 for (parameter, value) in parameters.iter().zip(values) {
                     set_pointer(&mut doc, &parameter.pointer, value.clone()).expect("pointer checked");
                 }
-                build_value(&doc, seed).map(|s| s.seed).map_err(|problems| {
+                build_value(&doc, seed).map_err(|problems| {
                     let described: Vec<String> =
                         parameters.iter().zip(values).map(|(pa, v)| format!("{}={}", pa.name, value_text(v))).collect();
                     problems
@@ -698,14 +713,19 @@ impl Checker<'_> {
                 })
             })
             .collect();
-        let mut seeds = Vec::with_capacity(points.len());
-        for r in results {
-            match r {
-                Ok(s) => seeds.push(s),
-                Err(mut problems) => self.problems.append(&mut problems),
+        let (mut seeds, mut built, mut problems) = (Vec::new(), Vec::new(), Vec::new());
+        let mut members_kept = 0;
+        for result in results {
+            match result {
+                Ok(s) => {
+                    seeds.push(s.seed);
+                    members_kept += s.fleet.len();
+                    built.push((members_kept <= BUILT_MEMBERS_KEPT).then(|| Arc::new(s)));
+                }
+                Err(mut found) => problems.append(&mut found),
             }
         }
-        seeds
+        (seeds, built, problems)
     }
 }
 
