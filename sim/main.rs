@@ -138,6 +138,10 @@ fn load(path: &Path, seed: Option<u64>) -> Result<scenario::Scenario, Failure> {
 }
 
 fn run(path: &Path, seed: Option<u64>, replication: u64, out: Option<PathBuf>, quiet: bool) -> Result<(), Failure> {
+    if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_sweep_text(&text)) {
+        let shown = path.display();
+        return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
+    }
     let scenario = load(path, seed)?;
     let result = simulate(&scenario, SimOptions { replication, ..SimOptions::default() });
     let ctx = ReportContext::new(&scenario, &result);

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::scenario::Scenario;
@@ -189,10 +189,13 @@ fn progress_bar(total: u64, already_done: u64, wanted: bool) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total), target);
     let resumed = if already_done > 0 { format!(" ({already_done} done before)") } else { String::new() };
     let template = format!(
-        "{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{human_pos}}/{{human_len}} replications{resumed}, {{per_sec}}, ETA {{eta}}"
+        "{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{human_pos}}/{{human_len}} replications{resumed}, {{rate}}, ETA {{eta}}"
     );
+    let rate = |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let _ = write!(w, "{:.0}/s", state.per_sec());
+    };
     if let Ok(style) = ProgressStyle::with_template(&template) {
-        bar.set_style(style);
+        bar.set_style(style.with_key("rate", rate));
     }
     bar.enable_steady_tick(Duration::from_millis(200));
     bar

@@ -255,6 +255,11 @@ fn the_cli_validates_sweeps_and_prints_both_schemas() {
         "{stderr}"
     );
 
+    let out =
+        Command::new(binary()).args(["run", "scenarios/sweep-concurrency.json"]).current_dir(root()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a sweep file: run it with `fleetsim sweep"));
+
     let schema = |args: &[&str]| -> serde_json::Value {
         let out = Command::new(binary()).arg("schema").args(args).output().unwrap();
         assert!(out.status.success());
