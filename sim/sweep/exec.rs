@@ -19,7 +19,7 @@ use crate::simulation::{SimOptions, simulate};
 use super::SweepError;
 use super::finish::{self, JobIndex, Source};
 use super::folder::{self, JOURNAL, Manifest, PointTable, Shard};
-use super::journal::{JobRecord, Journal};
+use super::journal::{Contents, JobRecord, Journal};
 use super::metrics::{self, Metric, RunMetrics};
 use super::plan::SweepPlan;
 
@@ -78,6 +78,22 @@ impl JobSet {
     }
 }
 
+/// The jobs the journal has already, how many, and how many of its lines were of no use (unreadable,
+/// or of jobs outside this sweep or shard).
+fn finished_jobs(contents: &Contents, plan: &SweepPlan, owned: impl Fn(u64) -> bool) -> (JobSet, u64, usize) {
+    let mut done = JobSet::new(plan.jobs());
+    let (mut already_done, mut unreadable) = (0, contents.bad_lines.len());
+    for record in &contents.records {
+        let in_range = record.point < plan.points.len() as u64 && record.replication < plan.replications;
+        let job = in_range.then(|| record.point * plan.replications + record.replication);
+        match job.filter(|j| owned(*j)) {
+            Some(job) => already_done += u64::from(done.insert(job)),
+            None => unreadable += 1,
+        }
+    }
+    (done, already_done, unreadable)
+}
+
 /// Runs the jobs of `plan` (or of one shard) that `dir`'s journal does not have yet; then writes the
 /// final files (whole sweep) or sorts the journal (shard).
 pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecReport, SweepError> {
@@ -85,64 +101,16 @@ pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecRep
     let manifest = folder::prepare(dir, plan, options.shard)?;
     let (mut journal, contents) = Journal::open(&dir.join(JOURNAL), plan.metrics.len())?;
     let owned = |job: u64| options.shard.is_none_or(|s| s.owns(job));
-    let mut done = JobSet::new(plan.jobs());
-    let mut already_done = 0;
-    let mut unreadable = contents.bad_lines.len();
-    for record in &contents.records {
-        let job = record.point * plan.replications + record.replication;
-        let valid = record.point < plan.points.len() as u64 && record.replication < plan.replications && owned(job);
-        match valid && done.insert(job) {
-            true => already_done += 1,
-            false => unreadable += usize::from(!valid),
-        }
-    }
+    let (done, already_done, unreadable) = finished_jobs(&contents, plan, owned);
     let pending = |p: usize| (0..plan.replications).map(move |r| p as u64 * plan.replications + r);
     let todo: Vec<usize> =
         (0..plan.points.len()).filter(|p| pending(*p).any(|job| owned(job) && !done.contains(job))).collect();
     let jobs = options.shard.map_or(plan.jobs(), |s| s.share(plan.jobs()));
     let bar = progress_bar(jobs - already_done, already_done, options.progress);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads.max(1))
-        .thread_name(|i| format!("fleetsim-sweep-{i}"))
-        .build()
-        .map_err(|e| SweepError::Io(std::io::Error::other(e)))?;
-
-    let stop = AtomicBool::new(false);
-    let (sender, receiver) = mpsc::sync_channel::<Result<String, String>>(CHANNEL_CAPACITY);
-    let mut ran = 0u64;
-    let mut failure: Option<SweepError> = None;
-    std::thread::scope(|scope| {
-        let (stop, todo, done) = (&stop, &todo, &done);
-        scope.spawn(move || {
-            pool.install(|| {
-                todo.par_iter().for_each(|p| {
-                    let missing = |r: &u64| {
-                        let job = *p as u64 * plan.replications + r;
-                        owned(job) && !done.contains(job) && !stop.load(Ordering::Relaxed)
-                    };
-                    compute_point(plan, *p, missing, &sender);
-                });
-            });
-        });
-        for message in receiver.iter() {
-            let outcome = message.map_err(SweepError::Conflict).and_then(|line| Ok(journal.append(&line)?));
-            match outcome {
-                Ok(()) => {
-                    ran += 1;
-                    bar.inc(1);
-                }
-                Err(e) => {
-                    stop.store(true, Ordering::Relaxed);
-                    failure.get_or_insert(e);
-                }
-            }
-        }
-    });
-    journal.sync()?;
+    let ran = execute(plan, Work { todo: &todo, done: &done, owned: &owned }, options.threads, &mut journal, &bar);
     bar.finish_and_clear();
-    if let Some(e) = failure {
-        return Err(e);
-    }
+    drop(journal); // closed before it is replaced by the sorted one
+    let ran = ran?;
     let index = JobIndex::build(&[Source { path: dir.join(JOURNAL), shard: options.shard }], &manifest)?;
     let finalized = match options.shard {
         Some(_) => {
@@ -155,6 +123,64 @@ pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecRep
         }
     };
     Ok(ExecReport { jobs, already_done, ran, elapsed: started.elapsed(), unreadable_lines: unreadable, finalized })
+}
+
+/// What is left to run: the points with missing jobs, the finished jobs, and the shard's filter.
+struct Work<'a> {
+    todo: &'a [usize],
+    done: &'a JobSet,
+    owned: &'a (dyn Fn(u64) -> bool + Sync),
+}
+
+/// Computes the missing jobs on a local pool while this thread appends their lines to the journal.
+/// Returns how many were journaled; on a journal error, workers stop early and the error is returned.
+fn execute(
+    plan: &SweepPlan,
+    work: Work,
+    threads: usize,
+    journal: &mut Journal,
+    bar: &ProgressBar,
+) -> Result<u64, SweepError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("fleetsim-sweep-{i}"))
+        .build()
+        .map_err(|e| SweepError::Io(std::io::Error::other(e)))?;
+    let stop = AtomicBool::new(false);
+    let (sender, receiver) = mpsc::sync_channel::<Result<String, String>>(CHANNEL_CAPACITY);
+    let mut ran = 0u64;
+    let mut failure: Option<SweepError> = None;
+    std::thread::scope(|scope| {
+        let stop = &stop;
+        scope.spawn(move || {
+            pool.install(|| {
+                work.todo.par_iter().for_each(|p| {
+                    let missing = |r: &u64| {
+                        let job = *p as u64 * plan.replications + r;
+                        (work.owned)(job) && !work.done.contains(job) && !stop.load(Ordering::Relaxed)
+                    };
+                    compute_point(plan, *p, missing, &sender);
+                });
+            });
+        });
+        for message in receiver.iter() {
+            if failure.is_some() {
+                continue; // drain, so that workers are never blocked on a full queue
+            }
+            match message.map_err(SweepError::Conflict).and_then(|line| Ok(journal.append(&line)?)) {
+                Ok(()) => {
+                    ran += 1;
+                    bar.inc(1);
+                }
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    failure = Some(e);
+                }
+            }
+        }
+    });
+    journal.sync()?;
+    failure.map_or(Ok(ran), Err)
 }
 
 /// Builds point `p`'s scenario once and runs its missing replications in parallel, sending each
