@@ -2,7 +2,8 @@
 //! `report::charts` (`sweep_line`, `sweep_heatmap`, `pareto_scatter`, `sweep_index_html`).
 //!
 //! This layer only prepares data; it draws nothing. The calls into the chart functions are left to
-//! where both halves meet (see [`ChartData`] for the argument each variant maps to).
+//! where both halves meet (see [`ChartData`] for the argument each variant maps to, and
+//! [`index_table`] for the summary table of `sweep_index_html(title, &header, &rows, &charts)`).
 //!
 //! Which charts: for every run and headline metric, a line with 95 % confidence band when one
 //! parameter varies, a heatmap of the means when two vary on a grid; and, whatever the parameters, a
@@ -15,6 +16,7 @@ use super::SweepError;
 use super::finish::{SummaryRow, read_summary};
 use super::folder::{Manifest, PointTable, RUN_FAILED};
 use super::plan::MAX_PARAMETERS;
+use super::stats::Summary;
 
 /// Metrics that get their own chart, in this order.
 pub const HEADLINE_METRICS: [&str; 5] =
@@ -101,6 +103,65 @@ pub fn chart_specs(manifest: &Manifest, points: &PointTable, rows: &[SummaryRow]
         }
     }
     specs
+}
+
+/// The summary table of the sweep's index page: one row per point (and run, when the scenario has
+/// several) with the headline figures, as `(header, rows)`.
+pub fn index_table(points: &PointTable, rows: &[SummaryRow]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut runs: Vec<&str> = Vec::new();
+    for row in rows {
+        if !runs.contains(&row.run.as_str()) {
+            runs.push(&row.run);
+        }
+    }
+    let several_runs = runs.len() > 1;
+    let mut header = vec!["point".to_string()];
+    header.extend(points.parameters.iter().cloned());
+    if several_runs {
+        header.push("run".into());
+    }
+    header.extend(
+        [
+            "makespan h, mean [95 % CI]",
+            "hours to 90 % done, mean (runs)",
+            "P(run Failed) [95 % CI]",
+            "blast radius, mean (p90)",
+            "failed members, mean",
+        ]
+        .map(String::from),
+    );
+    let find = |p: usize, run: &str, metric: &str| {
+        rows.iter().find(|r| r.point == p && r.run == run && r.metric == metric).and_then(|r| r.summary)
+    };
+    let with_ci = |s: Option<Summary>, decimals: usize| match s {
+        None => "–".to_string(),
+        Some(s) => match s.ci95 {
+            Some((l, h)) => format!("{:.d$} [{:.d$}, {:.d$}]", s.mean, l, h, d = decimals),
+            None => format!("{:.d$}", s.mean, d = decimals),
+        },
+    };
+    let mut table = Vec::new();
+    for p in 0..points.rows.len() {
+        for run in &runs {
+            if !rows.iter().any(|r| r.point == p && r.run == *run) {
+                continue;
+            }
+            let mut cells = vec![p.to_string()];
+            cells.extend(points.rows[p].1.iter().cloned());
+            if several_runs {
+                cells.push(run.to_string());
+            }
+            let t90 = find(p, run, "hoursTo90PctDone");
+            let replications = find(p, run, RUN_FAILED).map_or(0, |s| s.n);
+            cells.push(with_ci(find(p, run, "makespanHours"), 1));
+            cells.push(t90.map_or("–".into(), |s| format!("{:.1} ({}/{replications})", s.mean, s.n)));
+            cells.push(with_ci(find(p, run, RUN_FAILED), 3));
+            cells.push(find(p, run, "blastRadius").map_or("–".into(), |s| format!("{:.1} ({:.0})", s.mean, s.p90)));
+            cells.push(find(p, run, "failedMembers").map_or("–".into(), |s| format!("{:.1}", s.mean)));
+            table.push(cells);
+        }
+    }
+    (header, table)
 }
 
 /// Mean of `metric` for `run` at every point (`None` where it had no value).

@@ -326,6 +326,15 @@ fn chart_data_follows_the_summary() {
     let ChartData::Pareto { points, .. } = &pareto.data else { panic!("a scatter") };
     assert_eq!(points.len(), 6);
     assert_eq!(points[3].0, "broadConcurrency=5, broadFailures=3");
+
+    let manifest = fleetsim::sweep::folder::Manifest::read(&out).unwrap();
+    let table = fleetsim::sweep::folder::PointTable::read(&out, &manifest).unwrap();
+    let rows = fleetsim::sweep::finish::read_summary(&out, &table).unwrap();
+    let (header, body) = fleetsim::sweep::report::index_table(&table, &rows);
+    assert_eq!(header[..3], ["point", "broadConcurrency", "broadFailures"]);
+    assert_eq!(body.len(), 6);
+    assert_eq!(body[3][..3], ["3", "5", "3"]);
+    assert!(body[3][4].ends_with("/6)"), "hours to 90 % done counts the runs that got there: {}", body[3][4]);
 }
 
 #[test]
