@@ -533,3 +533,40 @@ fn merged_shards_equal_an_unsharded_run() {
     };
     assert!(message.contains("is not a shard folder"), "{message}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 12, ..proptest::prelude::ProptestConfig::default() })]
+
+    /// Workers finish in any order, so an interrupted journal holds any subset of the jobs, in any
+    /// order, maybe with a torn last line: resuming from any of them ends with the reference files.
+    #[test]
+    fn any_interrupted_journal_resumes_to_the_same_files(
+        keep in proptest::collection::vec(proptest::prelude::any::<bool>(), 24),
+        order_seed in 0u64..1000,
+        torn in 0usize..40,
+    ) {
+        let (dir, path) = workspace(&sweep_text(4));
+        let plan = plan(&path);
+        let (reference, resumed) = (dir.path().join("reference"), dir.path().join("resumed"));
+        sweep::run(&plan, &reference, options(1)).unwrap();
+        std::fs::create_dir(&resumed).unwrap();
+        for name in ["manifest.json", "points.csv"] {
+            std::fs::copy(reference.join(name), resumed.join(name)).unwrap();
+        }
+        let journal = std::fs::read_to_string(reference.join("journal.jsonl")).unwrap();
+        let mut lines: Vec<&str> = journal.lines().zip(&keep).filter(|(_, k)| **k).map(|(l, _)| l).collect();
+        let n = lines.len().max(1);
+        for i in 0..lines.len() {
+            lines.swap(i, (order_seed as usize * 7 + i * 13) % n);
+        }
+        let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        if let Some(cut) = journal.lines().nth(torn % 24) {
+            text.push_str(&cut[..cut.len() / 3]);
+        }
+        std::fs::write(resumed.join("journal.jsonl"), text).unwrap();
+        let report = sweep::run(&plan, &resumed, options(2)).unwrap();
+        proptest::prop_assert_eq!(report.already_done, lines.len() as u64);
+        proptest::prop_assert_eq!(report.ran, 24 - lines.len() as u64);
+        assert_same_files(&reference, &resumed);
+    }
+}
