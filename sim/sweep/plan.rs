@@ -455,6 +455,9 @@ impl Checker<'_> {
     }
 
     fn combine(&mut self, dto: &SweepDto) -> Combine {
+        if dto.combine.is_some() && dto.sample.is_some() {
+            self.err("/combine", "`combine` does not apply when `sample` draws the points: give one of them");
+        }
         match dto.combine.as_deref() {
             None | Some("cartesian") => Combine::Cartesian,
             Some("zip") => Combine::Zip,

@@ -204,6 +204,18 @@ fn problems_name_the_sweep_field() {
             sweep_text(2).replace("\"replications\"", "\"combine\": \"zip\", \"replications\""),
             "sweep.json: /parameters/1: 2 values, but parameter 0 has 3",
         ),
+        (
+            sweep_text(2).replace(
+                "\"replications\"",
+                "\"combine\": \"zip\", \"sample\": {\"method\": \"random\", \"points\": 3}, \"replications\"",
+            ),
+            "sweep.json: /combine: `combine` does not apply when `sample` draws the points",
+        ),
+        (
+            sweep_text(2)
+                .replace("\"replications\"", "\"sample\": {\"method\": \"sobol\", \"points\": 3}, \"replications\""),
+            "sweep.json: /sample/method: \"sobol\" is not one of",
+        ),
     ];
     for (text, expected) in cases {
         let found = problems(&text);
