@@ -383,6 +383,24 @@ fn replication_r_shares_its_random_numbers_across_points() {
 }
 
 #[test]
+fn sweeps_skip_the_timeline_without_changing_any_metric() {
+    // Sweeps simulate with `record_timeline: false` for speed; every metric must be what a full run
+    // (as `fleetsim run` does it) gives.
+    use fleetsim::simulation::{SimOptions, simulate};
+    use fleetsim::sweep::metrics::{Metric, collect};
+    let (_dir, path) = workspace(&sweep_text(1));
+    let plan = plan(&path);
+    for p in 0..plan.points.len() {
+        let scenario = plan.build_point(p).unwrap();
+        for replication in 0..6 {
+            let lean = collect(&simulate(&scenario, SimOptions { record_timeline: false, replication }), &Metric::ALL);
+            let full = collect(&simulate(&scenario, SimOptions { record_timeline: true, replication }), &Metric::ALL);
+            assert_eq!(lean, full, "point {p}, replication {replication}");
+        }
+    }
+}
+
+#[test]
 fn the_manifest_command_reproduces_a_replication() {
     let (dir, path) = workspace(&sweep_text(4));
     let out = dir.path().join("out");
