@@ -7,7 +7,7 @@
 //! early stage), `full-rollout` drops the bad release so every run upgrades all 1,000 members — the
 //! harder case for the "1,000 replications per second per core" target.
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use fleetsim::scenario::Scenario;
 use fleetsim::sweep::Metric;
 use fleetsim::sweep::exec::run_replication;
@@ -15,8 +15,9 @@ use fleetsim::sweep::plan::build_value;
 use rayon::prelude::*;
 use serde_json::Value;
 
-/// Replications per measured iteration: enough that both threads stay busy.
-const REPLICATIONS: u64 = 64;
+/// Replications per measured iteration: replications differ in cost (a run stopped early is cheap), so
+/// a batch this size keeps both threads busy to the end, as the thousands of jobs of a sweep do.
+const REPLICATIONS: u64 = 512;
 
 fn base(full_rollout: bool) -> Scenario {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/sweep-base.json");
@@ -30,6 +31,10 @@ fn base(full_rollout: bool) -> Scenario {
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("sweep");
     group.throughput(Throughput::Elements(REPLICATIONS));
+    // Iterations take a tenth of a second or more: equal-sized samples, as criterion advises.
+    group.sampling_mode(SamplingMode::Flat);
+    group.sample_size(20);
+    group.measurement_time(std::time::Duration::from_secs(10));
     for (name, scenario) in [("bad-release", base(false)), ("full-rollout", base(true))] {
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
