@@ -9,4 +9,5 @@ pub mod orchestrator;
 pub mod report;
 pub mod scenario;
 pub mod simulation;
+pub mod sweep;
 pub mod world;
