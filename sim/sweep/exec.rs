@@ -119,6 +119,7 @@ pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecRep
         }
         None => {
             finish::write_finals(dir, &manifest, &PointTable::read(dir, &manifest)?, &index)?;
+            super::report::write_charts(dir)?;
             true
         }
     };
@@ -277,7 +278,8 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<MergeReport, SweepErr
             let path = Path::new(folder::POINTS_DIR).join(format!("{p}.json"));
             std::fs::copy(source.join(&path), staging.join(&path))?;
         }
-        finish::write_finals(&staging, &manifest, &points, &index)
+        finish::write_finals(&staging, &manifest, &points, &index)?;
+        super::report::write_charts(&staging)
     })();
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&staging);

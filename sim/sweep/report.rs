@@ -252,3 +252,44 @@ pub fn label(metric: &str) -> String {
         other => other.into(),
     }
 }
+
+/// Draws the charts of a finished sweep folder into `charts/` and writes its `index.html`
+/// (self-contained: the summary table and the charts inline).
+pub fn write_charts(dir: &Path) -> Result<(), SweepError> {
+    use crate::report::{charts, html};
+    let manifest = Manifest::read(dir)?;
+    let points = PointTable::read(dir, &manifest)?;
+    let rows = read_summary(dir, &points)?;
+    let specs = chart_specs(&manifest, &points, &rows);
+    let draw = |spec: &ChartSpec| -> anyhow::Result<charts::Chart> {
+        match &spec.data {
+            ChartData::Line { title, x_label, y_label, points } => charts::sweep_line(title, x_label, y_label, points),
+            ChartData::Heatmap { title, x_label, y_label, xs, ys, values } => {
+                charts::sweep_heatmap(title, x_label, y_label, xs, ys, values)
+            }
+            ChartData::Pareto { title, x_label, y_label, points } => {
+                charts::pareto_scatter(title, x_label, y_label, points)
+            }
+        }
+    };
+    let mut drawn = Vec::new();
+    std::fs::create_dir_all(dir.join("charts"))?;
+    for spec in &specs {
+        let chart =
+            draw(spec).map_err(|e| SweepError::Conflict(format!("cannot draw chart {}: {e:#}", spec.file_stem)))?;
+        for (path, bytes) in chart.files(&spec.file_stem) {
+            std::fs::write(dir.join("charts").join(path), bytes)?;
+        }
+        let title = match &spec.data {
+            ChartData::Line { title, .. } | ChartData::Heatmap { title, .. } | ChartData::Pareto { title, .. } => {
+                title.clone()
+            }
+        };
+        drawn.push((title, chart));
+    }
+    let (header, table) = index_table(&points, &rows);
+    let named: Vec<(&str, &charts::Chart)> = drawn.iter().map(|(t, c)| (t.as_str(), c)).collect();
+    let page = html::sweep_index_html(&format!("Sweep {}", manifest.sweep), &header, &table, &named);
+    std::fs::write(dir.join("index.html"), page)?;
+    Ok(())
+}

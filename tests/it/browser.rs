@@ -196,3 +196,37 @@ fn the_report_renders_in_chromium_with_its_charts_and_no_console_message() {
         assert!(count > 200, "{what} bars are visible in the screenshot ({count} pixels)");
     }
 }
+
+#[test]
+fn the_sweep_index_renders_in_chromium_with_its_charts_and_no_console_message() {
+    let Some(chromium) = browser("the_sweep_index_renders_in_chromium_with_its_charts_and_no_console_message") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let sweep = work.path().join("sweep.json");
+    let base = crate::support::root().join("scenarios/sweep-base.json");
+    std::fs::write(
+        &sweep,
+        serde_json::json!({
+            "name": "browser-sweep",
+            "scenario": base,
+            "parameters": [{"name": "earlyConcurrency", "pointer": "/updateStrategies/prod/stages/1/maxConcurrency", "values": ["2", "10"]}],
+            "replications": 3
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = work.path().join("out");
+    let status = Command::new(crate::support::binary())
+        .args(["sweep", sweep.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rendered = open(&chromium, &out.join("index.html"), work.path());
+    assert!(rendered.console.is_empty(), "console messages:\n{}", rendered.console.join("\n"));
+    assert!(rendered.dom.matches("<svg").count() >= 3, "the sweep charts are inline");
+    assert!(rendered.dom.contains("earlyConcurrency"));
+    let (_, _, rgb) = pixels(&rendered.screenshot);
+    let inked = rgb.iter().filter(|p| !near(**p, [255, 255, 255], 8)).count();
+    assert!(inked * 50 > rgb.len(), "the page is not blank");
+}
