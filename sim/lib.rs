@@ -2,10 +2,12 @@
 //!
 //! See `ARCHITECTURE.md` for the codemap and the invariants each module keeps.
 
+pub mod autoupgrade;
 pub mod engine;
 pub mod fleet;
 pub mod orchestrator;
 pub mod report;
 pub mod scenario;
 pub mod simulation;
+pub mod sweep;
 pub mod world;

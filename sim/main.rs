@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use fleetsim::report::{self, ReportContext};
 use fleetsim::scenario::{self, LoadError};
 use fleetsim::simulation::{SimOptions, simulate};
+use fleetsim::sweep::{self, Shard, SweepError};
 
 #[derive(Parser)]
 #[command(name = "fleetsim", version, about = "Deterministic simulator of Azure Kubernetes Fleet Manager update runs")]
@@ -26,6 +27,9 @@ enum Command {
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Replication number: the random streams of replication R of a sweep (default 0).
+        #[arg(long, default_value_t = 0)]
+        replication: u64,
         /// Report folder (default: reports/<scenario name>/).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -37,13 +41,59 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         dump_fleet: Option<PathBuf>,
     },
-    /// Check scenario files; print every problem with its JSON path; exit 2 if any is invalid.
+    /// Run a parameter sweep; rerun into the same folder to resume an interrupted one.
+    Sweep {
+        /// Sweep file (JSON).
+        sweep: PathBuf,
+        /// Output folder (default: reports/<sweep name>/, or reports/<sweep name>-shard-K-of-N/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads (default: the number of CPUs).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Run only shard K of N (the jobs whose index modulo N is K-1); merge the shards with `merge`.
+        #[arg(long, value_parser = Shard::parse)]
+        shard: Option<Shard>,
+        /// No progress bar and no closing line.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Combine the shard folders of one sweep into the folder an unsharded run writes.
+    Merge {
+        /// Output folder.
+        out: PathBuf,
+        /// Every shard folder of the sweep.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check scenario or sweep files; print every problem with its JSON path; exit 2 if any is invalid.
     Validate {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Print the JSON Schema of the scenario format (for editors).
-    Schema,
+    /// Print the JSON Schema of scenario and sweep files (for editors); or of one of them.
+    Schema {
+        #[arg(value_enum)]
+        format: Option<SchemaFormat>,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SchemaFormat {
+    Scenario,
+    Sweep,
+}
+
+/// A fleetsim input file: a scenario, or a sweep over a scenario (`fleetsim schema scenario` / `sweep` print one).
+#[derive(schemars::JsonSchema)]
+#[schemars(title = "fleetsim scenario or sweep file")]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum InputFile {
+    Scenario(Box<fleetsim::scenario::ScenarioDto>),
+    Sweep(Box<sweep::SweepDto>),
 }
 
 /// An error that decides the exit code.
@@ -61,9 +111,13 @@ impl From<anyhow::Error> for Failure {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, out, quiet, dump_fleet } => run(&scenario, seed, out, quiet, dump_fleet),
+        Command::Run { scenario, seed, replication, out, quiet, dump_fleet } => {
+            run(&scenario, seed, replication, out, quiet, dump_fleet)
+        }
+        Command::Sweep { sweep, out, threads, shard, quiet } => run_sweep(&sweep, out, threads, shard, quiet),
+        Command::Merge { out, shards, quiet } => merge(&out, &shards, quiet),
         Command::Validate { files } => validate(&files),
-        Command::Schema => schema(),
+        Command::Schema { format } => schema(format),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -92,10 +146,15 @@ fn load(path: &Path, seed: Option<u64>) -> Result<scenario::Scenario, Failure> {
 fn run(
     path: &Path,
     seed: Option<u64>,
+    replication: u64,
     out: Option<PathBuf>,
     quiet: bool,
     dump: Option<PathBuf>,
 ) -> Result<(), Failure> {
+    if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_sweep_text(&text)) {
+        let shown = path.display();
+        return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
+    }
     // A fleet written to standard output is not mixed with the run summary.
     let quiet = quiet || dump.as_deref() == Some(Path::new("-"));
     let scenario = match &dump {
@@ -106,14 +165,15 @@ fn run(
             scenario
         }
     };
-    let result = simulate(&scenario, SimOptions::default());
+    let result = simulate(&scenario, SimOptions { replication, ..SimOptions::default() });
     let ctx = ReportContext::new(&scenario, &result);
     let files = report::render(&ctx)?;
     let out = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
     report::write_folder(&out, &files)?;
     if !quiet {
+        let replication = if replication > 0 { format!(", replication {replication}") } else { String::new() };
         println!(
-            "{} (seed {}): {} members, simulated until {}",
+            "{} (seed {}{replication}): {} members, simulated until {}",
             scenario.name,
             scenario.seed,
             scenario.fleet.len(),
@@ -172,6 +232,21 @@ fn dump_fleet(target: &Path, fleet: &[scenario::dto::MemberDto]) -> Result<(), F
 fn validate(files: &[PathBuf]) -> Result<(), Failure> {
     let mut lines = Vec::new();
     for file in files {
+        if std::fs::read_to_string(file).is_ok_and(|text| sweep::is_sweep_text(&text)) {
+            match sweep::load(file) {
+                Ok(plan) => println!(
+                    "{}: valid sweep \"{}\": {} points × {} replications = {} replications of scenario \"{}\"",
+                    file.display(),
+                    plan.name,
+                    plan.points.len(),
+                    plan.replications,
+                    plan.jobs(),
+                    plan.scenario_name
+                ),
+                Err(problems) => lines.extend(problems.iter().map(|p| p.to_string())),
+            }
+            continue;
+        }
         match load(file, None) {
             Ok(s) => println!(
                 "{}: valid scenario \"{}\" ({} members, {} runs)",
@@ -187,8 +262,71 @@ fn validate(files: &[PathBuf]) -> Result<(), Failure> {
     if lines.is_empty() { Ok(()) } else { Err(Failure::Invalid(lines)) }
 }
 
-fn schema() -> Result<(), Failure> {
-    let schema = schemars::schema_for!(fleetsim::scenario::ScenarioDto);
+fn schema(format: Option<SchemaFormat>) -> Result<(), Failure> {
+    let schema = match format {
+        None => schemars::schema_for!(InputFile),
+        Some(SchemaFormat::Scenario) => schemars::schema_for!(fleetsim::scenario::ScenarioDto),
+        Some(SchemaFormat::Sweep) => schemars::schema_for!(sweep::SweepDto),
+    };
     println!("{}", serde_json::to_string_pretty(&schema).map_err(anyhow::Error::from)?);
+    Ok(())
+}
+
+fn sweep_failure(e: SweepError) -> Failure {
+    match e {
+        SweepError::Invalid(problems) => Failure::Invalid(problems.iter().map(|p| p.to_string()).collect()),
+        SweepError::Conflict(message) => Failure::Invalid(vec![format!("error: {message}")]),
+        SweepError::Io(e) => Failure::Other(e.into()),
+    }
+}
+
+fn run_sweep(
+    path: &Path,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    shard: Option<Shard>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    // Validation builds every point's scenario: on the same number of threads as the sweep.
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(anyhow::Error::from)?;
+    let plan = pool.install(|| sweep::load(path)).map_err(|p| sweep_failure(SweepError::Invalid(p)))?;
+    let out = out.unwrap_or_else(|| match shard {
+        None => Path::new("reports").join(&plan.name),
+        Some(s) => Path::new("reports").join(format!("{}-shard-{}-of-{}", plan.name, s.index, s.count)),
+    });
+    let options = sweep::ExecOptions { threads, shard, progress: !quiet };
+    let report = sweep::run(&plan, &out, options).map_err(sweep_failure)?;
+    if !quiet {
+        let what = shard.map_or(String::new(), |s| format!(" shard {s}"));
+        let rate = report.ran as f64 / report.elapsed.as_secs_f64().max(1e-9);
+        println!(
+            "sweep {}{what}: {} points × {} replications; {} of {} replications run now ({} found done) in {:.1} s, {:.0} replications/s on {threads} threads",
+            plan.name,
+            plan.points.len(),
+            plan.replications,
+            report.ran,
+            report.jobs,
+            report.already_done,
+            report.elapsed.as_secs_f64(),
+            rate
+        );
+        if report.unreadable_lines > 0 {
+            println!(
+                "  {} unreadable journal lines were ignored; their replications ran again",
+                report.unreadable_lines
+            );
+        }
+        let files = if report.finalized { "results.csv, summary.csv" } else { "journal.jsonl (merge the shards)" };
+        println!("output: {} ({files})", out.display());
+    }
+    Ok(())
+}
+
+fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<(), Failure> {
+    let report = sweep::merge(out, shards).map_err(sweep_failure)?;
+    if !quiet {
+        println!("merged {} shards, {} replications: {}", report.shards, report.jobs, out.display());
+    }
     Ok(())
 }

@@ -284,6 +284,8 @@ pub struct UpdateRun {
     failure_halt: bool,
     current: usize,
     min_recheck: Option<Time>,
+    /// When the run last entered a state in which nothing waits (Completed, Skipped, Failed, Stopped).
+    ended_at: Option<Time>,
     generation: u64,
     record: bool,
     journal: Vec<(Entity, UpdateState)>,
@@ -335,6 +337,7 @@ impl UpdateRun {
             failure_halt: false,
             current: 0,
             min_recheck: None,
+            ended_at: None,
             generation: 0,
             record,
             journal: Vec::new(),
@@ -1249,6 +1252,9 @@ impl UpdateRun {
         } else if old.is_finished() {
             self.completed_time = None;
         }
+        self.ended_at =
+            matches!(state, UpdateState::Completed | UpdateState::Skipped | UpdateState::Failed | UpdateState::Stopped)
+                .then_some(now);
         self.state = state;
     }
 
@@ -1414,11 +1420,13 @@ impl UpdateRun {
 
     /// Closes open waiting spells at the end of the simulation so statistics cover them.
     pub fn finalize(&mut self, end: Time) {
+        // A member waiting in a run that has ended (Failed, Stopped, Completed) waits for nothing.
+        let member_end = self.ended_at.map_or(end, |t| t.min(end));
         for stage in &self.stages {
             for group in &stage.groups {
                 for member in &group.members {
                     if let Some(kind) = member.pending_kind {
-                        let seconds = (end - member.pending_since).as_seconds();
+                        let seconds = (member_end - member.pending_since).as_seconds().max(0);
                         match kind {
                             PendingKind::Availability => self.stats.pending_availability_seconds += seconds,
                             PendingKind::Window => self.stats.pending_window_seconds += seconds,

@@ -3,6 +3,9 @@
 //! A folder is written whole or not at all: everything goes to a temporary sibling folder first, which
 //! then replaces the target in one rename.
 
+pub mod charts;
+pub mod html;
+pub mod profiles;
 pub mod status;
 pub mod summary;
 pub mod tables;
@@ -40,6 +43,19 @@ pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
     for (i, run) in ctx.result.runs.iter().enumerate() {
         files.push((Path::new("status").join(format!("{}.json", run.name)), to_json(&status::run_status(ctx, i))?));
     }
+    files.push(("runs.csv".into(), profiles::runs_csv(ctx)?));
+    files.push(("versions.csv".into(), profiles::versions_csv(ctx)?));
+    if !ctx.scenario.profiles.is_empty() {
+        let (metrics, versions) = profiles::fleet_metrics_csv(ctx)?;
+        files.push(("fleet-metrics.csv".into(), metrics));
+        files.push(("kubernetes-versions.csv".into(), versions));
+        files.push(("release-latency.csv".into(), profiles::release_latency_csv(ctx)?));
+    }
+    let charts = charts::run::run_charts(ctx)?;
+    for chart in &charts {
+        files.extend(chart.chart.files(&format!("charts/{}", chart.name)));
+    }
+    files.push(("index.html".into(), html::run_index(ctx, &charts).into_bytes()));
     Ok(files)
 }
 

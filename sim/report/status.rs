@@ -155,7 +155,7 @@ pub fn run_status(ctx: &ReportContext, run_index: usize) -> UpdateRunStatus {
     } else {
         None
     };
-    let spec = &ctx.scenario.runs[run_index].upgrade;
+    let spec = &ctx.result.specs[run_index].upgrade;
     let node_image_selection = match (&spec.images, &ctx.result.selected_images[run_index]) {
         (ImageSelection::Consistent, Some(selected)) => {
             Some(selected.values().map(|v| VersionEntry { version: v.to_string() }).collect())

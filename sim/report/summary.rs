@@ -20,6 +20,9 @@ pub struct Summary {
     pub horizon_reached: bool,
     pub members: usize,
     pub runs: Vec<RunSummary>,
+    /// Auto-upgrade profiles: runs generated and per-cluster version lag.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<super::profiles::ProfileSummary>,
     /// Actions that did nothing, with the reason.
     pub notes: Vec<String>,
 }
@@ -165,6 +168,7 @@ pub fn summary(ctx: &ReportContext) -> Summary {
         horizon_reached: result.horizon_reached,
         members: ctx.scenario.fleet.len(),
         runs,
+        profiles: super::profiles::profile_summaries(ctx),
         notes: result.notes.iter().map(|(t, n)| format!("{t}: {n}")).collect(),
     }
 }

@@ -29,6 +29,95 @@ pub fn image_changes(record: &UpgradeRecord) -> String {
         .join("; ")
 }
 
+/// One row of `members.csv` (and of the member table in `index.html`), as text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemberRow {
+    pub run: String,
+    pub stage: String,
+    pub group: String,
+    pub member: String,
+    pub region: String,
+    pub state: &'static str,
+    pub start: String,
+    pub end: String,
+    pub from_version: String,
+    pub to_version: String,
+    pub node_images: String,
+    pub failure_code: String,
+    pub message: String,
+}
+
+impl MemberRow {
+    fn fields(&self) -> [&str; 13] {
+        [
+            &self.run,
+            &self.stage,
+            &self.group,
+            &self.member,
+            &self.region,
+            self.state,
+            &self.start,
+            &self.end,
+            &self.from_version,
+            &self.to_version,
+            &self.node_images,
+            &self.failure_code,
+            &self.message,
+        ]
+    }
+}
+
+/// Every run's members in tree order (stage, group, member), then the members no stage selected.
+pub fn member_rows(ctx: &ReportContext) -> Vec<MemberRow> {
+    let mut rows = Vec::new();
+    for (r, run) in ctx.result.runs.iter().enumerate() {
+        for (s, stage) in run.stages.iter().enumerate() {
+            for (g, group) in stage.groups.iter().enumerate() {
+                for (i, member) in group.members.iter().enumerate() {
+                    let m = &ctx.scenario.fleet[member.id.index()];
+                    let slot = crate::orchestrator::Slot { stage: s as u16, group: g as u16, index: i as u32 };
+                    let record = ctx.result.records.get(&(r as u32, slot));
+                    let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
+                    rows.push(MemberRow {
+                        run: run.name.clone(),
+                        stage: stage.name.clone(),
+                        group: group.name.clone(),
+                        member: m.name.clone(),
+                        region: m.region.clone(),
+                        state: member.state.api_name(),
+                        start: time(member.start_time),
+                        end: time(end),
+                        from_version: record.map_or(m.kubernetes_version, |rec| rec.from_version).to_string(),
+                        to_version: record.map(|rec| rec.to_version.to_string()).unwrap_or_default(),
+                        node_images: record.map(image_changes).unwrap_or_default(),
+                        failure_code: member.note.code.as_deref().unwrap_or_default().to_string(),
+                        message: member.note.message.as_deref().unwrap_or_default().to_string(),
+                    });
+                }
+            }
+        }
+        for id in &run.not_selected {
+            let m = &ctx.scenario.fleet[id.index()];
+            rows.push(MemberRow {
+                run: run.name.clone(),
+                stage: String::new(),
+                group: String::new(),
+                member: m.name.clone(),
+                region: m.region.clone(),
+                state: "NotSelected",
+                start: String::new(),
+                end: String::new(),
+                from_version: m.kubernetes_version.to_string(),
+                to_version: String::new(),
+                node_images: String::new(),
+                failure_code: String::new(),
+                message: "not selected by any stage of the run".to_string(),
+            });
+        }
+    }
+    rows
+}
+
 pub fn members_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
@@ -46,54 +135,8 @@ pub fn members_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
         "failure_code",
         "message",
     ])?;
-    for (r, run) in ctx.result.runs.iter().enumerate() {
-        for (s, stage) in run.stages.iter().enumerate() {
-            for (g, group) in stage.groups.iter().enumerate() {
-                for (i, member) in group.members.iter().enumerate() {
-                    let m = &ctx.scenario.fleet[member.id.index()];
-                    let slot = crate::orchestrator::Slot { stage: s as u16, group: g as u16, index: i as u32 };
-                    let record = ctx.result.records.get(&(r as u32, slot));
-                    let from = record.map_or(m.kubernetes_version, |rec| rec.from_version).to_string();
-                    let to = record.map(|rec| rec.to_version.to_string()).unwrap_or_default();
-                    let images = record.map(image_changes).unwrap_or_default();
-                    let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
-                    w.write_record([
-                        run.name.as_str(),
-                        &stage.name,
-                        &group.name,
-                        &m.name,
-                        &m.region,
-                        member.state.api_name(),
-                        &time(member.start_time),
-                        &time(end),
-                        &from,
-                        &to,
-                        &images,
-                        member.note.code.as_deref().unwrap_or_default(),
-                        member.note.message.as_deref().unwrap_or_default(),
-                    ])?;
-                }
-            }
-        }
-        for id in &run.not_selected {
-            let m = &ctx.scenario.fleet[id.index()];
-            let version = m.kubernetes_version.to_string();
-            w.write_record([
-                run.name.as_str(),
-                "",
-                "",
-                &m.name,
-                &m.region,
-                "NotSelected",
-                "",
-                "",
-                &version,
-                "",
-                "",
-                "",
-                "not selected by any stage of the run",
-            ])?;
-        }
+    for row in member_rows(ctx) {
+        w.write_record(row.fields())?;
     }
     w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }

@@ -271,7 +271,7 @@ fn build_inner(
     }
     let runs = build_runs(&mut ctx, dto, &fleet, &strategies, &settings);
     let profiles =
-        super::profiles::build_profiles(&mut ctx, &dto.auto_upgrade_profiles, &fleet, &strategies, &settings);
+        super::profiles::build_profiles(&mut ctx, &dto.auto_upgrade_profiles, &fleet, &strategies, &settings, dto);
 
     if !ctx.problems.is_empty() {
         let mut problems = ctx.problems;
@@ -1038,7 +1038,14 @@ pub(crate) fn build_upgrade(
     if ctx.problems.len() > before {
         return None;
     }
-    Some(UpgradeSpec { kind: kind?, kubernetes_version: version, images: images?, security_patch: false })
+    Some(UpgradeSpec {
+        kind: kind?,
+        kubernetes_version: version,
+        images: images?,
+        security_patch: false,
+        auto_upgrade: false,
+        lts_only: false,
+    })
 }
 
 fn build_actions(

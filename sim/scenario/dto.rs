@@ -54,7 +54,7 @@ pub struct ScenarioDto {
     pub update_runs: Vec<UpdateRunDto>,
     /// Auto-upgrade profiles (SEMANTICS §9).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub auto_upgrade_profiles: Vec<Value>,
+    pub auto_upgrade_profiles: Vec<super::profiles::AutoUpgradeProfileDto>,
 }
 
 /// Every setting of SEMANTICS.md, each with its default.

@@ -8,8 +8,10 @@ mod invalid;
 mod properties;
 mod scenarios;
 
+mod autoupgrade;
 mod world_models;
 
+mod browser;
 mod charts;
 
 mod sweeps;

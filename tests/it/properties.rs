@@ -1,1 +1,307 @@
-//! Tests: properties.
+//! Property tests over random strategies, outcomes and user actions: the invariants of SEMANTICS
+//! §5–7 hold whatever the scenario.
+
+use std::collections::BTreeMap;
+
+use fleetsim::orchestrator::{Entity, UpdateRun, UpdateState};
+use fleetsim::scenario::parse_str;
+use fleetsim::simulation::{SimOptions, SimResult, simulate};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone)]
+struct GroupSpec {
+    members: usize,
+    concurrency: String,
+    failures: String,
+    gate: bool,
+}
+
+#[derive(Debug, Clone)]
+struct StageSpec {
+    groups: Vec<GroupSpec>,
+    concurrency: Option<String>,
+    failures: String,
+    before_gate: u8,
+    after_gate: bool,
+    wait_minutes: u32,
+}
+
+fn limit(allow_zero: bool) -> impl Strategy<Value = String> {
+    let low = if allow_zero { 0u32 } else { 1 };
+    prop_oneof![(low..6u32).prop_map(|n| n.to_string()), (low.max(1)..=100u32).prop_map(|p| format!("{p}%"))]
+}
+
+fn group() -> impl Strategy<Value = GroupSpec> {
+    (0usize..7, limit(false), limit(true), any::<bool>()).prop_map(|(members, concurrency, failures, gate)| GroupSpec {
+        members,
+        concurrency,
+        failures,
+        gate: gate && members % 3 == 0,
+    })
+}
+
+fn stage() -> impl Strategy<Value = StageSpec> {
+    (prop::collection::vec(group(), 1..4), prop::option::of(limit(false)), limit(true), 0u8..3, any::<bool>(), 0u32..90)
+        .prop_map(|(groups, concurrency, failures, before_gate, after_gate, wait_minutes)| StageSpec {
+            groups,
+            concurrency,
+            failures,
+            before_gate,
+            after_gate,
+            wait_minutes,
+        })
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    stages: Vec<StageSpec>,
+    fail_every: usize,
+    segment: bool,
+    stop_restart: Option<(u32, u32)>,
+    skip_group: Option<(usize, u32)>,
+    seed: u64,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec(stage(), 1..4),
+        2usize..9,
+        any::<bool>(),
+        prop::option::of((10u32..300, 10u32..600)),
+        prop::option::of((0usize..6, 0u32..300)),
+        any::<u64>(),
+    )
+        .prop_map(|(stages, fail_every, segment, stop_restart, skip_group, seed)| Case {
+            stages,
+            fail_every,
+            segment,
+            stop_restart,
+            skip_group,
+            seed,
+        })
+}
+
+fn scenario_text(case: &Case) -> String {
+    let mut members = Vec::new();
+    let mut overrides = Vec::new();
+    let mut stages = Vec::new();
+    let mut index = 0;
+    let mut group_names = Vec::new();
+    for (s, stage) in case.stages.iter().enumerate() {
+        let mut groups = Vec::new();
+        for (g, group) in stage.groups.iter().enumerate() {
+            let name = format!("g{s}{g}");
+            group_names.push(name.clone());
+            for m in 0..group.members {
+                let member = format!("m{s}{g}{m}");
+                index += 1;
+                if index % case.fail_every == 0 {
+                    overrides.push(json!({"member": member, "outcome": "Failed"}));
+                }
+                members.push(json!({"name": member, "region": "eastus", "group": name, "kubernetesVersion": "1.32.4"}));
+            }
+            let mut g =
+                json!({"name": name, "maxConcurrency": group.concurrency, "maxAllowedFailures": group.failures});
+            if group.gate {
+                g["beforeGates"] = json!([{"type": "Approval"}]);
+            }
+            groups.push(g);
+        }
+        let mut st = json!({"name": format!("s{s}"), "groups": groups, "maxAllowedFailures": stage.failures,
+            "afterStageWaitInSeconds": stage.wait_minutes * 60});
+        if let Some(c) = &stage.concurrency {
+            st["maxConcurrency"] = json!(c);
+        }
+        match stage.before_gate {
+            1 => st["beforeGates"] = json!([{"type": "Approval"}]),
+            2 => {
+                st["beforeGates"] = json!([{"type": "ScheduledStart",
+                "scheduledStartConfiguration": {"startDay": "Tuesday", "startTime": "06:30", "utcOffset": "+02:00"}}])
+            }
+            _ => {}
+        }
+        if stage.after_gate {
+            st["afterGates"] = json!([{"type": "Approval"}]);
+        }
+        stages.push(st);
+    }
+    let mut actions = Vec::new();
+    if let Some((stop, restart)) = case.stop_restart {
+        actions.push(json!({"at": format!("+{stop}m"), "action": "stop"}));
+        actions.push(json!({"at": format!("+{}m", stop + restart), "action": "start"}));
+        actions.push(json!({"at": format!("+{}m", stop + restart + 600), "action": "start"}));
+    }
+    if let Some((g, at)) = case.skip_group
+        && let Some(name) = group_names.get(g % group_names.len().max(1))
+    {
+        actions.push(json!({"at": format!("+{at}m"), "action": "skip", "targets": [{"type": "Group", "name": name}]}));
+    }
+    let doc = json!({
+        "name": "prop", "seed": case.seed, "start": "2026-03-02T00:00:00Z",
+        "settings": {"groupAboveStageConcurrency": "throttle", "failureScope": if case.segment { "segment" } else { "run" }, "horizon": "60d"},
+        "models": {"duration": {"member": {"min": "10m", "max": "2h"}}, "failure": {"probability": 0.0}, "overrides": overrides,
+            "approvals": {"min": "0s", "max": "3h"}},
+        "members": members,
+        "updateRuns": [{"name": "r", "strategy": {"stages": stages}, "actions": actions,
+            "managedClusterUpdate": {"upgrade": {"type": "ControlPlaneOnly", "kubernetesVersion": "1.33.2"}}}],
+    });
+    serde_json::to_string(&doc).unwrap()
+}
+
+/// Replays the timeline and checks the invariants at the end of every instant.
+fn check_invariants(run: &UpdateRun, result: &SimResult) -> Result<(), String> {
+    let mut member_state: BTreeMap<(u16, u16, u32), UpdateState> = BTreeMap::new();
+    let mut state: BTreeMap<String, UpdateState> = BTreeMap::new();
+    let key = |e: &Entity| format!("{e:?}");
+    let rows = &result.timeline;
+    let mut i = 0;
+    while i < rows.len() {
+        let now = rows[i].time;
+        let mut starts = Vec::new();
+        while i < rows.len() && rows[i].time == now {
+            let t = &rows[i].transition;
+            if let Entity::Member(slot) = t.entity {
+                member_state.insert((slot.stage, slot.group, slot.index), t.to);
+                if t.to == UpdateState::Running {
+                    starts.push(slot);
+                }
+            }
+            state.insert(key(&t.entity), t.to);
+            i += 1;
+        }
+        // Limits: running members per group and stage never exceed the resolved limits.
+        let mut per_group: BTreeMap<(u16, u16), u32> = BTreeMap::new();
+        let mut per_stage: BTreeMap<u16, u32> = BTreeMap::new();
+        for (&(s, g, _), st) in &member_state {
+            if *st == UpdateState::Running {
+                *per_group.entry((s, g)).or_default() += 1;
+                *per_stage.entry(s).or_default() += 1;
+            }
+        }
+        for (&(s, g), &n) in &per_group {
+            let group = &run.stages[s as usize].groups[g as usize];
+            let cap = group.max_concurrency.min(run.stages[s as usize].max_concurrency);
+            if n > cap {
+                return Err(format!("{now}: group {} runs {n} > {cap}", group.name));
+            }
+        }
+        for (&s, &n) in &per_stage {
+            if n > run.stages[s as usize].max_concurrency {
+                return Err(format!("{now}: stage {s} runs {n}"));
+            }
+        }
+        for slot in starts {
+            // Stages never overlap: every earlier stage is finished when a member starts.
+            for earlier in 0..slot.stage {
+                let st = state.get(&key(&Entity::Stage(earlier))).copied().unwrap_or(UpdateState::NotStarted);
+                if !matches!(st, UpdateState::Completed | UpdateState::Skipped) {
+                    return Err(format!(
+                        "{now}: a member of stage {} starts while stage {earlier} is {st}",
+                        slot.stage
+                    ));
+                }
+                if per_stage.get(&earlier).copied().unwrap_or(0) > 0 {
+                    return Err(format!("{now}: stage {earlier} still runs members"));
+                }
+            }
+            // Gates: no member starts while a gate it sits behind is not Completed.
+            for r in run.gate_refs() {
+                let behind = r.stage == slot.stage
+                    && r.timing == fleetsim::orchestrator::Timing::Before
+                    && r.group.is_none_or(|g| g == slot.group);
+                let earlier_after = r.stage < slot.stage && r.timing == fleetsim::orchestrator::Timing::After;
+                if behind || earlier_after {
+                    let st = state.get(&key(&Entity::Gate(r))).copied().unwrap_or(UpdateState::NotStarted);
+                    let ok = st == UpdateState::Completed || (earlier_after && st == UpdateState::Skipped);
+                    if !ok {
+                        return Err(format!("{now}: member starts behind gate {r:?} in state {st}"));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_counts_and_ends(run: &UpdateRun) -> Result<(), String> {
+    let mut run_failed = 0;
+    for stage in &run.stages {
+        let mut stage_failed = 0;
+        for group in &stage.groups {
+            let failed = group.members.iter().filter(|m| m.state == UpdateState::Failed).count() as u32;
+            if failed != group.failure_count {
+                return Err(format!(
+                    "group {} failureCount {} but {failed} failed members",
+                    group.name, group.failure_count
+                ));
+            }
+            if group.running > group.max_concurrency || group.peak_running > group.max_concurrency {
+                return Err(format!(
+                    "group {} peak {} above {}",
+                    group.name, group.peak_running, group.max_concurrency
+                ));
+            }
+            stage_failed += failed;
+        }
+        if stage_failed != stage.failure_count {
+            return Err(format!("stage {} failureCount {} but {stage_failed}", stage.name, stage.failure_count));
+        }
+        if stage.peak_running > stage.max_concurrency {
+            return Err(format!("stage {} peak {} above {}", stage.name, stage.peak_running, stage.max_concurrency));
+        }
+        run_failed += stage_failed;
+    }
+    if run_failed != run.failure_count {
+        return Err(format!("run failureCount {} but {run_failed}", run.failure_count));
+    }
+    let all_terminal =
+        run.stages.iter().flat_map(|s| &s.groups).flat_map(|g| &g.members).all(|m| m.state.is_member_terminal());
+    match run.state {
+        UpdateState::Completed | UpdateState::Skipped if !all_terminal => {
+            Err(format!("run {} with unfinished members", run.state))
+        }
+        UpdateState::Completed | UpdateState::Skipped | UpdateState::Stopped | UpdateState::Failed => Ok(()),
+        other => Err(format!("the run ended {other}")),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_for_random_strategies_outcomes_and_actions(case in case()) {
+        let text = scenario_text(&case);
+        let scenario = parse_str(&text, None).map_err(|p| TestCaseError::fail(format!("{p:?}")))?;
+        let result = simulate(&scenario, SimOptions::default());
+        let run = &result.runs[0];
+        check_invariants(run, &result).map_err(TestCaseError::fail)?;
+        check_counts_and_ends(run).map_err(TestCaseError::fail)?;
+        // Determinism: the same scenario again gives the same timeline.
+        let again = simulate(&scenario, SimOptions::default());
+        prop_assert_eq!(&again.timeline, &result.timeline);
+    }
+}
+
+#[test]
+fn the_generator_makes_valid_scenarios() {
+    let case = Case {
+        stages: vec![StageSpec {
+            groups: vec![GroupSpec { members: 3, concurrency: "2".into(), failures: "0".into(), gate: true }],
+            concurrency: Some("50%".into()),
+            failures: "1".into(),
+            before_gate: 2,
+            after_gate: true,
+            wait_minutes: 30,
+        }],
+        fail_every: 2,
+        segment: false,
+        stop_restart: Some((30, 60)),
+        skip_group: None,
+        seed: 1,
+    };
+    let text = scenario_text(&case);
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["members"].as_array().unwrap().len(), 3);
+    assert!(parse_str(&text, None).is_ok());
+}

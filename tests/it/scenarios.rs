@@ -923,3 +923,18 @@ fn a_manual_run_waits_for_its_start_action() {
     let (s, r) = run(&scenario_json(members("a", "ga", 1), strategy, run_extra, json!({})));
     assert!(trace(&s, &r, "r").starts_with("+32:00 run NotStarted->Running"), "{}", trace(&s, &r, "r"));
 }
+
+#[test]
+fn pending_time_stops_counting_when_the_run_ends() {
+    // a1 waits for a window opening at 12:00; a2 fails at 01:00 and fails the run. The simulation
+    // goes on (a poll is armed), but a1's waiting ends with the run.
+    let fleet = vec![
+        json!({"name": "a1", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4",
+            "aksManagedAutoUpgradeSchedule": daily_window("12:00", 4)}),
+        json!({"name": "a2", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4"}),
+    ];
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga", "maxConcurrency": "2"}]}]});
+    let (_, r) = run(&scenario_json(fleet, strategy, json!({}), failures(&["a2"])));
+    assert_eq!(r.runs[0].state, Failed);
+    assert_eq!(r.runs[0].stats.pending_window_seconds, 3600);
+}

@@ -340,6 +340,8 @@ fn security_patch_runs_leave_windows_pools_alone() {
         kubernetes_version: None,
         images: ImageSelection::Latest,
         security_patch: true,
+        auto_upgrade: false,
+        lts_only: false,
     };
     let run = world.add_run("patch", spec, None);
     let member = MemberId(0);
@@ -926,6 +928,8 @@ fn window_classes_and_next_openings_for_each_calendar_rule() {
         kubernetes_version: Some(k8s("1.33.2")),
         images: ImageSelection::Latest,
         security_patch: false,
+        auto_upgrade: false,
+        lts_only: false,
     };
     let run = world.add_run("r", spec, None);
     for (i, (window, instant, class, next)) in cases.iter().enumerate() {
@@ -966,6 +970,8 @@ fn cached_window_answers_equal_the_calendars_at_every_instant() {
         kubernetes_version: None,
         images: ImageSelection::Latest,
         security_patch: false,
+        auto_upgrade: false,
+        lts_only: false,
     };
     let run = world.add_run("r", spec, None);
     let mut t = s.start;

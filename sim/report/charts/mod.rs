@@ -1,0 +1,116 @@
+//! Charts: the run charts of every report folder, and sweep charts as plain functions over plain data.
+//!
+//! Every chart is drawn twice by the same code, once into an SVG string and once into an RGB buffer
+//! that is encoded as PNG. Text is laid out with the bundled DejaVu Sans (`assets/fonts/`), never a
+//! system font, and every axis label is formatted here (UTC times, fixed decimals), so identical input
+//! gives byte-identical SVG and PNG on every machine (des-anchors §5).
+//!
+//! - [`run`]: Gantt timeline, completion, concurrency and Pending-by-reason charts of a simulation.
+//! - [`sweep`]: a line with a confidence band, a heatmap and a Pareto scatter, for sweep reports.
+//! - [`tracks`]: member state histories derived from the timeline, which the run charts draw.
+
+mod draw;
+pub mod run;
+pub mod sweep;
+pub mod tracks;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use anyhow::{Context, anyhow, bail};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+pub use sweep::{pareto_front, pareto_scatter, sweep_heatmap, sweep_line};
+
+use super::ReportFile;
+
+/// A rendered chart: the same drawing as an SVG document and as a PNG image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chart {
+    /// A standalone SVG document (`<svg …>…</svg>`, no XML declaration).
+    pub svg: String,
+    /// The PNG image (8-bit RGB).
+    pub png: Vec<u8>,
+}
+
+impl Chart {
+    /// The chart as two report files, `<stem>.svg` and `<stem>.png` (e.g. `charts/gantt`).
+    pub fn files(&self, stem: &str) -> [ReportFile; 2] {
+        [
+            (PathBuf::from(format!("{stem}.svg")), self.svg.clone().into_bytes()),
+            (PathBuf::from(format!("{stem}.png")), self.png.clone()),
+        ]
+    }
+}
+
+/// The bundled font: every glyph of every chart comes from here.
+static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+/// The family name charts ask for. SVG viewers substitute their own sans-serif face; PNGs use DejaVu.
+pub(crate) const FAMILY: &str = "sans-serif";
+
+/// The largest side of a chart in pixels: a bound on memory (an RGB buffer of 8000² is 192 MB).
+pub(crate) const MAX_SIDE_PX: u32 = 8000;
+
+/// Registers the bundled font with plotters once per process. Registration is global, so charts
+/// drawn concurrently from several threads all see it.
+fn ensure_font() -> anyhow::Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| plotters::style::register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
+    if ok { Ok(()) } else { bail!("the bundled DejaVu Sans font could not be loaded") }
+}
+
+/// What drawing code returns: plotters' error for the backend at hand.
+pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+/// A chart that can draw itself on any plotters backend; [`render`] draws it on SVG and bitmap.
+pub(crate) trait Figure {
+    /// Width and height in pixels.
+    fn size(&self) -> (u32, u32);
+    /// Draws onto a white root area of [`Figure::size`].
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB>;
+}
+
+/// Draws a figure into SVG and PNG. `present()` is called explicitly so that a failed flush is an
+/// error rather than something `Drop` swallows (des-anchors §5).
+pub(crate) fn render(figure: &impl Figure) -> anyhow::Result<Chart> {
+    ensure_font()?;
+    let (w, h) = figure.size();
+    if w == 0 || h == 0 || w > MAX_SIDE_PX || h > MAX_SIDE_PX {
+        bail!("chart size {w}x{h} px is outside 1..={MAX_SIDE_PX} px");
+    }
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow!("drawing SVG chart: {e}"))?;
+        figure.draw(&root).map_err(|e| anyhow!("drawing SVG chart: {e}"))?;
+        root.present().map_err(|e| anyhow!("finishing SVG chart: {e}"))?;
+    }
+    let mut rgb = vec![255u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
+        figure.draw(&root).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
+        root.present().map_err(|e| anyhow!("finishing PNG chart: {e}"))?;
+    }
+    let png = encode_png(&rgb, w, h).context("encoding PNG chart")?;
+    Ok(Chart { svg, png })
+}
+
+/// Encodes 8-bit RGB pixels as PNG with fixed settings (same pixels, same bytes).
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(rgb.len() / 16);
+    {
+        let mut encoder = png::Encoder::new(&mut out, w, h);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(png::Compression::Best);
+        encoder.set_filter(png::FilterType::Paeth);
+        encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+        let mut writer = encoder.write_header()?;
+        writer.write_image_data(rgb)?;
+        writer.finish()?;
+    }
+    Ok(out)
+}

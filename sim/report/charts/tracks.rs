@@ -1,0 +1,238 @@
+//! Member state histories for the run charts, derived from the timeline rows (SEMANTICS §11
+//! "Timeline rows") and, where a member has none, from its final state.
+
+use std::collections::BTreeMap;
+
+use crate::engine::Time;
+use crate::orchestrator::{Entity, UpdateRun, UpdateState};
+use crate::simulation::SimResult;
+
+/// A member's state changes in time order: from each change's time on, the member is in that
+/// state. Before the first change it is `NotStarted`.
+pub type Changes = Vec<(Time, UpdateState)>;
+
+/// The state histories of one run's members, by stage, group and member index.
+#[derive(Clone, Debug)]
+pub struct RunTracks {
+    pub members: Vec<Vec<Vec<Changes>>>,
+    /// Where open spans end: the run's completion if it finished (a `Failed` run moves no member
+    /// after it stops), else the end of the simulation.
+    pub until: Time,
+}
+
+/// A stretch of time a member spent in one state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub from: Time,
+    pub to: Time,
+    pub state: UpdateState,
+    /// The state that followed, `None` when the span was still open at `until`.
+    pub next: Option<UpdateState>,
+}
+
+/// Member histories of every run of a result.
+pub fn run_tracks(result: &SimResult) -> Vec<RunTracks> {
+    let mut tracks: Vec<RunTracks> = result
+        .runs
+        .iter()
+        .map(|run| RunTracks {
+            members: run
+                .stages
+                .iter()
+                .map(|s| s.groups.iter().map(|g| vec![Vec::new(); g.members.len()]).collect())
+                .collect(),
+            until: run_until(result, run),
+        })
+        .collect();
+    for row in &result.timeline {
+        let Entity::Member(slot) = row.transition.entity else {
+            continue;
+        };
+        let member = tracks
+            .get_mut(row.run as usize)
+            .and_then(|t| t.members.get_mut(slot.stage as usize))
+            .and_then(|s| s.get_mut(slot.group as usize))
+            .and_then(|g| g.get_mut(slot.index as usize));
+        if let Some(changes) = member {
+            changes.push((row.time, row.transition.to));
+        }
+    }
+    for (run, track) in result.runs.iter().zip(&mut tracks) {
+        for (stage, stage_tracks) in run.stages.iter().zip(&mut track.members) {
+            for (group, group_tracks) in stage.groups.iter().zip(stage_tracks) {
+                for (member, changes) in group.members.iter().zip(group_tracks) {
+                    if changes.is_empty() {
+                        *changes = from_final_state(member.state, member.start_time, member.end_time);
+                    }
+                }
+            }
+        }
+        let last = track.members.iter().flatten().flatten().filter_map(|c| c.last()).map(|c| c.0).max();
+        track.until = track.until.max(last.unwrap_or(track.until));
+    }
+    tracks
+}
+
+fn run_until(result: &SimResult, run: &UpdateRun) -> Time {
+    if run.state.is_finished() { run.completed_time.unwrap_or(result.end) } else { result.end }
+}
+
+/// A history for a member the timeline does not mention (a result simulated without a timeline):
+/// the latest attempt from its status times.
+fn from_final_state(state: UpdateState, start: Option<Time>, end: Option<Time>) -> Changes {
+    match (state, start) {
+        (UpdateState::NotStarted, _) => Vec::new(),
+        (UpdateState::Running, Some(s)) => vec![(s, UpdateState::Running)],
+        (UpdateState::Completed | UpdateState::Failed, Some(s)) => {
+            vec![(s, UpdateState::Running), (end.unwrap_or(s), state)]
+        }
+        // Pending and Skipped members carry no time in status: nothing to draw.
+        _ => Vec::new(),
+    }
+}
+
+/// The spans of a history up to `until`, leaving out the initial `NotStarted`.
+pub fn spans(changes: &[(Time, UpdateState)], until: Time) -> Vec<Span> {
+    let mut out = Vec::with_capacity(changes.len());
+    for (i, &(from, state)) in changes.iter().enumerate() {
+        let (to, next) = match changes.get(i + 1) {
+            Some(&(t, s)) => (t, Some(s)),
+            None => (until.max(from), None),
+        };
+        out.push(Span { from, to, state, next });
+    }
+    out
+}
+
+/// How many members satisfy `pred` over time: `(time, count)` at every time the count changes,
+/// in time order.
+pub fn count_series(track: &RunTracks, pred: impl Fn(UpdateState) -> bool) -> Vec<(i64, i64)> {
+    let mut deltas: BTreeMap<i64, i64> = BTreeMap::new();
+    for changes in track.members.iter().flatten().flatten() {
+        let mut was = pred(UpdateState::NotStarted);
+        for &(t, state) in changes {
+            let is = pred(state);
+            if is != was {
+                *deltas.entry(t.0).or_insert(0) += if is { 1 } else { -1 };
+            }
+            was = is;
+        }
+    }
+    let mut count = 0;
+    let mut out = Vec::with_capacity(deltas.len());
+    for (t, delta) in deltas {
+        if delta != 0 {
+            count += delta;
+            out.push((t, count));
+        }
+    }
+    out
+}
+
+/// The categories of the aggregated Gantt rows, stacked bottom to top.
+pub const CATEGORIES: [UpdateState; 6] = [
+    UpdateState::Completed,
+    UpdateState::Failed,
+    UpdateState::Skipped,
+    UpdateState::Running,
+    UpdateState::Pending,
+    UpdateState::NotStarted,
+];
+
+fn category(state: UpdateState) -> usize {
+    CATEGORIES.iter().position(|c| *c == state).unwrap_or(CATEGORIES.len() - 1)
+}
+
+/// Time-weighted average number of members in each of [`CATEGORIES`] per time bin over
+/// `[start, end)`; histories count from `start` and stop at `until` (later time is left empty).
+pub fn occupancy<'a>(
+    histories: impl Iterator<Item = &'a Changes>,
+    until: Time,
+    start: i64,
+    end: i64,
+    bins: usize,
+) -> Vec<[f64; 6]> {
+    let bins = bins.max(1);
+    let mut out = vec![[0.0; 6]; bins];
+    let width = (end - start).max(1) as f64 / bins as f64;
+    let stop = until.0.min(end);
+    let mut add = |a: i64, b: i64, cat: usize| {
+        let (a, b) = (a.max(start), b.min(stop));
+        if b <= a {
+            return;
+        }
+        let (fa, fb) = ((a - start) as f64, (b - start) as f64);
+        let first = ((fa / width) as usize).min(bins - 1);
+        let last = ((fb / width) as usize).min(bins - 1);
+        for (k, bin) in out.iter_mut().enumerate().take(last + 1).skip(first) {
+            let lo = fa.max(k as f64 * width);
+            let hi = fb.min((k + 1) as f64 * width);
+            if hi > lo {
+                bin[cat] += (hi - lo) / width;
+            }
+        }
+    };
+    for changes in histories {
+        let mut from = start;
+        let mut state = UpdateState::NotStarted;
+        for &(t, next) in changes {
+            add(from, t.0, category(state));
+            from = t.0.max(from);
+            state = next;
+        }
+        add(from, stop, category(state));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use UpdateState::*;
+
+    fn track(histories: Vec<Changes>, until: i64) -> RunTracks {
+        RunTracks { members: vec![vec![histories]], until: Time(until) }
+    }
+
+    #[test]
+    fn spans_end_at_the_next_change_or_until() {
+        let changes = vec![(Time(10), Pending), (Time(20), Running), (Time(30), Failed)];
+        let s = spans(&changes, Time(50));
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[1], Span { from: Time(20), to: Time(30), state: Running, next: Some(Failed) });
+        assert_eq!(s[2], Span { from: Time(30), to: Time(50), state: Failed, next: None });
+    }
+
+    #[test]
+    fn counts_follow_retries_back_out_of_terminal_states() {
+        let t = track(
+            vec![
+                vec![
+                    (Time(0), Running),
+                    (Time(10), Failed),
+                    (Time(20), NotStarted),
+                    (Time(30), Running),
+                    (Time(40), Completed),
+                ],
+                vec![(Time(0), Running), (Time(10), Completed)],
+            ],
+            50,
+        );
+        assert_eq!(count_series(&t, |s| s.is_member_terminal()), vec![(10, 2), (20, 1), (40, 2)]);
+        assert_eq!(count_series(&t, |s| s == Running), vec![(0, 2), (10, 0), (30, 1), (40, 0)]);
+    }
+
+    #[test]
+    fn occupancy_averages_members_per_bin() {
+        let histories = [vec![(Time(50), Running), (Time(100), Completed)], vec![]];
+        let bins = occupancy(histories.iter(), Time(200), 0, 200, 4);
+        assert_eq!(bins[0][category(NotStarted)], 2.0);
+        assert_eq!(bins[1][category(Running)], 1.0);
+        assert_eq!(bins[3][category(Completed)], 1.0);
+        for bin in &bins {
+            assert!((bin.iter().sum::<f64>() - 2.0).abs() < 1e-9);
+        }
+        let cut = occupancy(histories.iter(), Time(100), 0, 200, 4);
+        assert_eq!(cut[3].iter().sum::<f64>(), 0.0, "nothing is drawn after the run's end");
+    }
+}

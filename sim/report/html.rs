@@ -1,0 +1,508 @@
+//! `index.html`: a self-contained page a reviewer opens in a browser (PRODUCT.md, issue 5).
+//!
+//! Self-contained means inline CSS and inline SVG charts, no script, no font, no image and no
+//! address outside the folder; a Content-Security-Policy forbids loading anything, so a browser
+//! would report any slip as an error. Every text that comes from a scenario or a simulation is
+//! HTML-escaped. The page is deterministic: no generation time, only inputs.
+//!
+//! Large fleets stay usable: failures come first; the member table is folded in a `<details>` when it
+//! has more than [`OPEN_MEMBER_ROWS`] rows and stops at [`MAX_MEMBER_ROWS`] (the rest is in
+//! `members.csv`); the failure list stops at [`MAX_FAILURE_ROWS`] after a complete count by code.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use super::ReportContext;
+use super::charts::Chart;
+use super::charts::run::RunChart;
+use super::summary::{RunSummary, Summary, summary};
+use super::tables::{MemberRow, member_rows};
+
+/// Member tables up to this size are shown unfolded.
+pub const OPEN_MEMBER_ROWS: usize = 100;
+/// Rows of the member table; `members.csv` has them all.
+pub const MAX_MEMBER_ROWS: usize = 10_000;
+/// Rows of the failure list; the count by error code is always complete.
+pub const MAX_FAILURE_ROWS: usize = 2_000;
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = r#"
+:root { color-scheme: light; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: #222;
+  background: #fff; margin: 0 auto; max-width: 1480px; padding: 12px 24px 48px; }
+h1 { font-size: 24px; margin: 10px 0 4px; }
+h2 { font-size: 19px; margin: 30px 0 8px; padding-bottom: 4px; border-bottom: 1px solid #ddd; }
+h3 { font-size: 15px; margin: 18px 0 6px; }
+p { max-width: 1000px; }
+.meta { color: #555; margin: 2px 0; }
+nav { margin: 10px 0; }
+nav a { margin-right: 16px; }
+a { color: #0b5cad; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.tall { max-height: 640px; overflow: auto; }
+table { border-collapse: collapse; font-size: 13px; margin: 4px 0 8px; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; position: sticky; top: 0; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.time { white-space: nowrap; font-variant-numeric: tabular-nums; }
+.s-Completed { color: #00795a; }
+.s-Failed { color: #b34700; font-weight: 600; }
+.s-Running, .s-Stopping { color: #00609a; }
+.s-Pending { color: #8a5a00; }
+.s-Skipped, .s-NotStarted, .s-NotSelected, .s-Stopped { color: #666; }
+figure { margin: 14px 0 30px; }
+figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #e4e4e4; }
+figcaption { color: #444; margin: 6px 0; max-width: 1000px; }
+details > summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
+footer { color: #666; margin-top: 40px; font-size: 12px; }
+"#;
+
+/// The page frame: head with inline CSS and a policy that forbids loading anything.
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
+         <title>{}</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+/// A chart's SVG for inlining: an id and an accessible name on the root element, and without the
+/// `xmlns` attribute, which HTML does not need (so the page names no address at all).
+pub fn inline_svg(svg: &str, id: &str, label: &str) -> String {
+    let attributes = format!(" id=\"{}\" role=\"img\" aria-label=\"{}\"", escape(id), escape(label));
+    let svg = svg.trim_start();
+    let svg = match svg.find(" xmlns=\"http://www.w3.org/2000/svg\"") {
+        Some(at) if at < svg.find('>').unwrap_or(0) => {
+            format!("{}{attributes}{}", &svg[..at], &svg[at + " xmlns=\"http://www.w3.org/2000/svg\"".len()..])
+        }
+        _ => match svg.strip_prefix("<svg") {
+            Some(rest) => format!("<svg{attributes}{rest}"),
+            None => String::new(),
+        },
+    };
+    svg.trim_end().to_string()
+}
+
+/// An id-safe slug: lower-case letters, digits and dashes.
+pub fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_matches('-').to_string();
+    if out.is_empty() { "chart".into() } else { out }
+}
+
+fn looks_numeric(text: &str) -> bool {
+    !text.is_empty() && text.trim_end_matches([' ', 'h', '%']).parse::<f64>().is_ok()
+}
+
+/// A table; cells that look numeric are right-aligned.
+fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in rows {
+        out.push_str("<tr>");
+        for cell in row {
+            if looks_numeric(cell) {
+                let _ = write!(out, "<td class=\"num\">{}</td>", escape(cell));
+            } else {
+                let _ = write!(out, "<td>{}</td>", escape(cell));
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+}
+
+/// A chart with its caption (left out when empty) and links to its files.
+fn figure(out: &mut String, id: &str, title: &str, svg: &str, caption: &str, files: Option<&str>) {
+    let _ = write!(out, "<figure>\n{}\n", inline_svg(svg, id, title));
+    if !caption.is_empty() || files.is_some() {
+        let _ = write!(out, "<figcaption>{}", escape(caption));
+        if let Some(stem) = files {
+            let stem = escape(stem);
+            let _ = write!(out, " Files: <a href=\"{stem}.svg\">SVG</a>, <a href=\"{stem}.png\">PNG</a>.");
+        }
+        out.push_str("</figcaption>\n");
+    }
+    out.push_str("</figure>\n");
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn hours_text(h: f64) -> String {
+    format!("{h:.2}")
+}
+
+/// The `index.html` of a run report folder.
+pub fn run_index(ctx: &ReportContext, charts: &[RunChart]) -> String {
+    let summary = summary(ctx);
+    let rows = member_rows(ctx);
+    let mut body = String::new();
+    header_section(&mut body, ctx, &summary);
+    summary_section(&mut body, &summary);
+    body.push_str("<h2 id=\"charts\">Charts</h2>\n");
+    for chart in charts {
+        let stem = format!("charts/{}", chart.name);
+        figure(
+            &mut body,
+            &format!("chart-{}", chart.name),
+            &chart.title,
+            &chart.chart.svg,
+            &chart.caption,
+            Some(&stem),
+        );
+    }
+    stages_section(&mut body, &summary);
+    failures_section(&mut body, &rows);
+    members_section(&mut body, &rows);
+    if !summary.notes.is_empty() {
+        body.push_str("<h2 id=\"notes\">Notes</h2>\n<p>Actions that did nothing, and why.</p>\n<ul>\n");
+        for note in &summary.notes {
+            let _ = writeln!(body, "<li>{}</li>", escape(note));
+        }
+        body.push_str("</ul>\n");
+    }
+    let _ = writeln!(
+        body,
+        "<footer>Written by fleetsim {}. This page is self-contained: inline CSS and SVG, no scripts, nothing \
+         loaded from elsewhere. The same data is in <a href=\"members.csv\">members.csv</a>, \
+         <a href=\"timeline.csv\">timeline.csv</a>, <a href=\"summary.json\">summary.json</a> and \
+         <code>status/</code>.</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    page(&format!("fleetsim report: {}", ctx.scenario.name), &body)
+}
+
+fn header_section(out: &mut String, ctx: &ReportContext, summary: &Summary) {
+    let _ = writeln!(out, "<h1>fleetsim report: {}</h1>", escape(&summary.scenario));
+    if let Some(description) = &ctx.scenario.description {
+        let _ = writeln!(out, "<p>{}</p>", escape(description));
+    }
+    let horizon = if summary.horizon_reached { " (the horizon cut it short)" } else { "" };
+    let _ = writeln!(
+        out,
+        "<p class=\"meta\">Seed {} · simulated from {} to {}{horizon} · {} · {}</p>",
+        summary.seed,
+        escape(&summary.start),
+        escape(&summary.end),
+        plural(summary.members, "member", "members"),
+        plural(summary.runs.len(), "update run", "update runs"),
+    );
+    out.push_str(
+        "<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#stages\">Stages</a>\
+         <a href=\"#failures\">Failures</a><a href=\"#members\">Members</a></nav>\n",
+    );
+}
+
+/// Up to this many runs, the summary table has one column per run.
+const TRANSPOSED_SUMMARY_RUNS: usize = 6;
+
+const STATES: [&str; 6] = ["Completed", "Failed", "Skipped", "Running", "Pending", "NotStarted"];
+
+fn summary_section(out: &mut String, summary: &Summary) {
+    out.push_str("<h2 id=\"summary\">Summary</h2>\n");
+    if summary.runs.is_empty() {
+        out.push_str("<p>The scenario has no update run.</p>\n");
+        return;
+    }
+    let mut labels: Vec<&str> = vec!["run", "state", "start", "end", "makespan h", "members"];
+    labels.extend(STATES);
+    labels.extend([
+        "not selected",
+        "failureCount",
+        "Pending h: window",
+        "Pending h: availability",
+        "Pending h: gates",
+        "wait h",
+        "blast radius",
+        "peak Running",
+    ]);
+    let columns: Vec<Vec<String>> = summary.runs.iter().map(run_row).collect();
+    if columns.len() <= TRANSPOSED_SUMMARY_RUNS {
+        // Few runs: one column per run reads better than a very wide row.
+        let header: Vec<String> = columns.iter().map(|c| c[0].clone()).collect();
+        let header: Vec<String> = std::iter::once("run".to_string()).chain(header).collect();
+        let rows: Vec<Vec<String>> = labels
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, label)| std::iter::once(label.to_string()).chain(columns.iter().map(|c| c[i].clone())).collect())
+            .collect();
+        table(out, &header, &rows);
+    } else {
+        let header: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
+        table(out, &header, &columns);
+    }
+    out.push_str(
+        "<p class=\"meta\">Makespan runs from a run's start to its completion (or the end of the simulation). \
+         Pending hours are member-hours for a closed window or a release not yet in the member's region, \
+         and gate-hours for gates. Blast radius: members that received a release marked bad before the run \
+         stopped.</p>\n",
+    );
+}
+
+fn stages_section(out: &mut String, summary: &Summary) {
+    if summary.runs.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"stages\">Stages and groups</h2>\n");
+    for run in &summary.runs {
+        let _ = writeln!(out, "<h3>Run {}</h3>", escape(&run.name));
+        let header: Vec<String> = [
+            "stage",
+            "group",
+            "state",
+            "members",
+            "maxConcurrency",
+            "peak Running",
+            "maxAllowedFailures",
+            "failureCount",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let mut rows = Vec::new();
+        for stage in &run.stages {
+            rows.push(vec![
+                stage.name.clone(),
+                String::new(),
+                stage.state.to_string(),
+                stage.members.to_string(),
+                stage.max_concurrency.to_string(),
+                stage.peak_concurrency.to_string(),
+                stage.max_allowed_failures.to_string(),
+                stage.failure_count.to_string(),
+            ]);
+            for group in &stage.groups {
+                rows.push(vec![
+                    String::new(),
+                    group.name.clone(),
+                    group.state.to_string(),
+                    group.members.to_string(),
+                    group.max_concurrency.to_string(),
+                    group.peak_concurrency.to_string(),
+                    group.max_allowed_failures.to_string(),
+                    group.failure_count.to_string(),
+                ]);
+            }
+        }
+        table(out, &header, &rows);
+    }
+}
+
+fn run_row(run: &RunSummary) -> Vec<String> {
+    let mut row = vec![
+        run.name.clone(),
+        run.state.to_string(),
+        run.start.clone().unwrap_or_else(|| "not started".into()),
+        run.end.clone().unwrap_or_default(),
+        run.makespan_hours.map(hours_text).unwrap_or_default(),
+        run.members.total.to_string(),
+    ];
+    row.extend(STATES.iter().map(|s| run.members.by_state.get(s).copied().unwrap_or(0).to_string()));
+    row.extend([
+        run.members.not_selected.to_string(),
+        run.failure_count.to_string(),
+        hours_text(run.hours_pending.window),
+        hours_text(run.hours_pending.availability),
+        hours_text(run.hours_pending.gate),
+        hours_text(run.after_stage_wait_hours),
+        run.blast_radius.to_string(),
+        run.peak_concurrency.to_string(),
+    ]);
+    row
+}
+
+fn state_cell(state: &str) -> String {
+    format!("<td class=\"s-{0}\">{0}</td>", escape(state))
+}
+
+fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
+    out.push_str("<div class=\"scroll tall\"><table>\n<thead><tr>");
+    let mut header = vec!["run", "stage", "group", "member", "region", "state", "start", "end"];
+    if with_versions {
+        header.extend(["from", "to", "node images"]);
+    }
+    header.extend(["failure code", "message"]);
+    for h in header {
+        let _ = write!(out, "<th>{h}</th>");
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in rows {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td class=\"time\">{}</td><td class=\"time\">{}</td>",
+            escape(&row.run),
+            escape(&row.stage),
+            escape(&row.group),
+            escape(&row.member),
+            escape(&row.region),
+            state_cell(row.state),
+            escape(&row.start),
+            escape(&row.end),
+        );
+        if with_versions {
+            let _ = write!(
+                out,
+                "<td>{}</td><td>{}</td><td>{}</td>",
+                escape(&row.from_version),
+                escape(&row.to_version),
+                escape(&row.node_images)
+            );
+        }
+        let _ = writeln!(out, "<td>{}</td><td>{}</td></tr>", escape(&row.failure_code), escape(&row.message));
+    }
+    out.push_str("</tbody>\n</table></div>\n");
+}
+
+fn failures_section(out: &mut String, rows: &[MemberRow]) {
+    out.push_str("<h2 id=\"failures\">Failures</h2>\n");
+    let failed: Vec<&MemberRow> = rows.iter().filter(|r| r.state == "Failed").collect();
+    if failed.is_empty() {
+        out.push_str("<p>No member failed.</p>\n");
+        return;
+    }
+    let mut by_code: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    for row in &failed {
+        let code = if row.failure_code.is_empty() { "(no code)" } else { row.failure_code.as_str() };
+        by_code.entry(code).or_insert((0, row.message.as_str())).0 += 1;
+    }
+    let header: Vec<String> = ["error code", "members", "first message"].iter().map(|s| s.to_string()).collect();
+    let table_rows: Vec<Vec<String>> = by_code
+        .iter()
+        .map(|(code, (count, message))| vec![code.to_string(), count.to_string(), message.to_string()])
+        .collect();
+    table(out, &header, &table_rows);
+    let shown = &failed[..failed.len().min(MAX_FAILURE_ROWS)];
+    let _ = writeln!(out, "<h3>Failed members ({})</h3>", failed.len());
+    member_table(out, shown, false);
+    if shown.len() < failed.len() {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">The first {} of {} failed members; members.csv lists them all.</p>",
+            shown.len(),
+            failed.len()
+        );
+    }
+}
+
+fn members_section(out: &mut String, rows: &[MemberRow]) {
+    out.push_str("<h2 id=\"members\">Members</h2>\n");
+    if rows.is_empty() {
+        out.push_str("<p>No member is in any run.</p>\n");
+        return;
+    }
+    let open = if rows.len() <= OPEN_MEMBER_ROWS { " open" } else { "" };
+    let shown: Vec<&MemberRow> = rows.iter().take(MAX_MEMBER_ROWS).collect();
+    let _ = writeln!(out, "<details{open}>\n<summary>All members of every run ({} rows)</summary>", rows.len());
+    member_table(out, &shown, true);
+    if shown.len() < rows.len() {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">The first {} of {} rows; members.csv lists them all.</p>",
+            shown.len(),
+            rows.len()
+        );
+    }
+    out.push_str("</details>\n");
+}
+
+/// A self-contained sweep report page: a title, a summary table (one row per sweep point, say) and
+/// named charts, each inlined as SVG under its name as a heading.
+///
+/// Everything is HTML-escaped; table cells that look numeric are right-aligned; chart ids are
+/// `chart-<slug of the name>` (made unique). The page loads nothing and runs no script.
+///
+/// ```no_run
+/// use fleetsim::report::{charts, html};
+/// let line = charts::sweep_line("Makespan", "maxConcurrency", "hours", &[(1.0, 40.0, 36.0, 44.0)])?;
+/// let header = vec!["maxConcurrency".to_string(), "makespan h".to_string()];
+/// let rows = vec![vec!["1".to_string(), "40.0".to_string()]];
+/// let page = html::sweep_index_html("Sweep: stage limits", &header, &rows, &[("Makespan", &line)]);
+/// std::fs::write("index.html", page)?;
+/// # Ok::<(), anyhow::Error>(())
+/// ```
+pub fn sweep_index_html(title: &str, header: &[String], rows: &[Vec<String>], charts: &[(&str, &Chart)]) -> String {
+    let mut body = String::new();
+    let _ = writeln!(body, "<h1>{}</h1>", escape(title));
+    body.push_str("<h2 id=\"summary\">Summary</h2>\n");
+    if rows.is_empty() {
+        body.push_str("<p>No sweep point has results.</p>\n");
+    }
+    if !header.is_empty() || !rows.is_empty() {
+        table(&mut body, header, rows);
+    }
+    if !charts.is_empty() {
+        body.push_str("<h2 id=\"charts\">Charts</h2>\n");
+    }
+    let mut used: BTreeMap<String, usize> = BTreeMap::new();
+    for (name, chart) in charts {
+        let base = slug(name);
+        let n = used.entry(base.clone()).or_insert(0);
+        *n += 1;
+        let id = if *n == 1 { format!("chart-{base}") } else { format!("chart-{base}-{n}") };
+        let _ = writeln!(body, "<h3>{}</h3>", escape(name));
+        figure(&mut body, &id, name, &chart.svg, "", None);
+    }
+    let _ = writeln!(
+        body,
+        "<footer>Written by fleetsim {}. This page is self-contained: inline CSS and SVG, no scripts.</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    page(title, &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+    }
+
+    #[test]
+    fn inlined_svg_names_no_address() {
+        let svg = "<svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\" xmlns=\"http://www.w3.org/2000/svg\">\n<rect/>\n</svg>\n";
+        let inline = inline_svg(svg, "chart-x", "A <b> chart");
+        assert_eq!(
+            inline,
+            "<svg width=\"10\" height=\"10\" viewBox=\"0 0 10 10\" id=\"chart-x\" role=\"img\" aria-label=\"A &lt;b&gt; chart\">\n<rect/>\n</svg>"
+        );
+        assert!(inline_svg("not svg", "a", "b").is_empty());
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("Makespan vs. blast radius"), "makespan-vs-blast-radius");
+        assert_eq!(slug("!!"), "chart");
+    }
+}

@@ -1,0 +1,326 @@
+//! Auto-upgrade outputs (SEMANTICS §9): the index of runs, every member's version history, fleet
+//! metrics over time and how long each release took to reach the fleet.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::autoupgrade::released_kubernetes;
+use crate::engine::{Duration, Time};
+use crate::fleet::{KubernetesVersion, MinorVersion, NodeImageVersion};
+use crate::orchestrator::UpdateState;
+
+use super::ReportContext;
+use super::tables::count_state;
+
+/// Members whose oldest node image is older than this count as running an old image.
+pub const OLD_IMAGE_DAYS: i64 = 30;
+
+/// `runs.csv`: one row per run, scenario runs first, then generated ones in generation order.
+pub fn runs_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "run",
+        "profile",
+        "type",
+        "target",
+        "start",
+        "end",
+        "state",
+        "members",
+        "completed",
+        "failed",
+        "skipped",
+        "failure_count",
+    ])?;
+    for (run, spec) in ctx.result.runs.iter().zip(&ctx.result.specs) {
+        let total: usize = run.stages.iter().flat_map(|s| &s.groups).map(|g| g.members.len()).sum();
+        let target = match spec.upgrade.kubernetes_version {
+            Some(v) => v.to_string(),
+            None if spec.upgrade.security_patch => "security patch".to_string(),
+            None => "node image".to_string(),
+        };
+        w.write_record([
+            run.name.clone(),
+            spec.auto_upgrade_profile.clone().unwrap_or_default(),
+            spec.upgrade.kind.api_name().to_string(),
+            target,
+            run.start_time.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            run.completed_time.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            run.state.api_name().to_string(),
+            total.to_string(),
+            count_state(run, UpdateState::Completed).to_string(),
+            count_state(run, UpdateState::Failed).to_string(),
+            count_state(run, UpdateState::Skipped).to_string(),
+            run.failure_count.to_string(),
+        ])?;
+    }
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+/// `versions.csv`: every member's version history (Kubernetes and per-pool node images).
+pub fn versions_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["time", "member", "component", "from", "to", "run"])?;
+    for c in &ctx.result.version_changes {
+        let component = c.pool.as_deref().map_or_else(|| "kubernetes".to_string(), |p| format!("pool {p}"));
+        w.write_record([
+            c.time.to_rfc3339().as_str(),
+            &ctx.scenario.fleet[c.member.index()].name,
+            &component,
+            &c.from,
+            &c.to,
+            &ctx.result.runs[c.run as usize].name,
+        ])?;
+    }
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+/// Every member's versions, replayed over time from the initial fleet and the version changes.
+struct Replay<'a> {
+    ctx: &'a ReportContext<'a>,
+    kubernetes: Vec<KubernetesVersion>,
+    images: Vec<Vec<Option<NodeImageVersion>>>,
+    next: usize,
+}
+
+impl<'a> Replay<'a> {
+    fn new(ctx: &'a ReportContext<'a>) -> Replay<'a> {
+        Replay {
+            ctx,
+            kubernetes: ctx.scenario.fleet.iter().map(|m| m.kubernetes_version).collect(),
+            images: ctx
+                .scenario
+                .fleet
+                .iter()
+                .map(|m| m.node_pools.iter().map(|p| p.node_image_version.clone()).collect())
+                .collect(),
+            next: 0,
+        }
+    }
+
+    /// Applies every change at or before `t`.
+    fn advance_to(&mut self, t: Time) {
+        let changes = &self.ctx.result.version_changes;
+        while self.next < changes.len() && changes[self.next].time <= t {
+            let c = &changes[self.next];
+            let m = c.member.index();
+            match &c.pool {
+                None => {
+                    if let Ok(v) = KubernetesVersion::parse(&c.to) {
+                        self.kubernetes[m] = v;
+                    }
+                }
+                Some(pool) => {
+                    let index = self.ctx.scenario.fleet[m].node_pools.iter().position(|p| &p.name == pool);
+                    if let (Some(i), Ok(v)) = (index, NodeImageVersion::parse(&c.to)) {
+                        self.images[m][i] = Some(v);
+                    }
+                }
+            }
+            self.next += 1;
+        }
+    }
+
+    /// Age in days of the member's oldest known pool image at `t` (`None` when unknown).
+    fn oldest_image_age_days(&self, m: usize, t: Time) -> Option<f64> {
+        self.images[m]
+            .iter()
+            .flatten()
+            .filter_map(|v| {
+                self.ctx.scenario.releases.image_release(v).map(|r| (t - r.published).as_seconds() as f64 / 86_400.0)
+            })
+            .fold(None, |acc: Option<f64>, age| Some(acc.map_or(age, |a| a.max(age))))
+    }
+}
+
+/// Days since the channel's target first moved beyond `version`, at `t` (0 when at or ahead).
+fn days_behind(targets: &[(Time, KubernetesVersion)], version: KubernetesVersion, t: Time) -> f64 {
+    let known: Vec<&(Time, KubernetesVersion)> = targets.iter().filter(|(at, _)| *at <= t).collect();
+    match known.last() {
+        Some((_, current)) if *current > version => {
+            let mut since = known.last().map(|(at, _)| *at).unwrap_or(t);
+            for (at, target) in known.iter().rev() {
+                if *target > version {
+                    since = *at;
+                } else {
+                    break;
+                }
+            }
+            (t - since).as_seconds() as f64 / 86_400.0
+        }
+        _ => 0.0,
+    }
+}
+
+fn round(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// `fleet-metrics.csv` (one row per day) and `kubernetes-versions.csv` (members per minor per day).
+pub fn fleet_metrics_csv(ctx: &ReportContext) -> csv::Result<(Vec<u8>, Vec<u8>)> {
+    let mut metrics = csv::Writer::from_writer(Vec::new());
+    let mut header = vec![
+        "date".to_string(),
+        "members".to_string(),
+        "supported_share".to_string(),
+        format!("image_older_than_{OLD_IMAGE_DAYS}d"),
+        "mean_image_age_days".to_string(),
+    ];
+    let kube_profiles: Vec<usize> =
+        ctx.scenario.profiles.iter().enumerate().filter(|(_, p)| p.channel.is_kubernetes()).map(|(i, _)| i).collect();
+    for &p in &kube_profiles {
+        let name = &ctx.scenario.profiles[p].name;
+        header.push(format!("{name}_members_behind"));
+        header.push(format!("{name}_mean_days_behind"));
+        header.push(format!("{name}_max_days_behind"));
+    }
+    metrics.write_record(&header)?;
+    let mut versions = csv::Writer::from_writer(Vec::new());
+    versions.write_record(["date", "minor", "members"])?;
+    let mut replay = Replay::new(ctx);
+    let members = ctx.scenario.fleet.len();
+    let mut t = ctx.scenario.start;
+    let end = ctx.result.end.max(ctx.scenario.start);
+    while t <= end {
+        replay.advance_to(t);
+        let released = released_kubernetes(&ctx.scenario.releases, t);
+        let newest = released.iter().map(|v| v.minor_version()).max();
+        let supported = replay
+            .kubernetes
+            .iter()
+            .filter(|v| newest.is_none_or(|n: MinorVersion| v.minor_version().minors_behind(n) <= 2))
+            .count();
+        let ages: Vec<f64> = (0..members).filter_map(|m| replay.oldest_image_age_days(m, t)).collect();
+        let old = ages.iter().filter(|a| **a > OLD_IMAGE_DAYS as f64).count();
+        let mean_age = if ages.is_empty() { 0.0 } else { ages.iter().sum::<f64>() / ages.len() as f64 };
+        let mut row = vec![
+            t.to_rfc3339()[..10].to_string(),
+            members.to_string(),
+            format!("{}", round(if members == 0 { 1.0 } else { supported as f64 / members as f64 })),
+            old.to_string(),
+            format!("{}", round(mean_age)),
+        ];
+        for &p in &kube_profiles {
+            let targets = &ctx.result.profiles[p].targets;
+            let lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(targets, *v, t)).collect();
+            let behind = lags.iter().filter(|l| **l > 0.0).count();
+            let mean = if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 };
+            let max = lags.iter().cloned().fold(0.0, f64::max);
+            row.extend([behind.to_string(), format!("{}", round(mean)), format!("{}", round(max))]);
+        }
+        metrics.write_record(&row)?;
+        let mut per_minor: BTreeMap<MinorVersion, usize> = BTreeMap::new();
+        for v in &replay.kubernetes {
+            *per_minor.entry(v.minor_version()).or_default() += 1;
+        }
+        for (minor, n) in per_minor {
+            versions.write_record([t.to_rfc3339()[..10].to_string(), minor.to_string(), n.to_string()])?;
+        }
+        t = t + Duration::days(1);
+    }
+    let metrics = metrics.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
+    let versions = versions.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
+    Ok((metrics, versions))
+}
+
+/// `release-latency.csv`: per release that first reached a region during the simulation, how many
+/// members received it and how long the last one took.
+pub fn release_latency_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
+    let mut received: BTreeMap<&str, (usize, Time)> = BTreeMap::new();
+    for c in &ctx.result.version_changes {
+        let entry = received.entry(c.to.as_str()).or_insert((0, c.time));
+        entry.0 += 1;
+        entry.1 = entry.1.max(c.time);
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["release", "kind", "first_available", "members_received", "last_received", "days_to_last"])?;
+    let mut rows: Vec<(Time, String, &str)> = Vec::new();
+    for r in &ctx.scenario.releases.kubernetes {
+        if let Some(t) = r.availability.first().filter(|t| *t >= ctx.scenario.start && *t <= ctx.result.end) {
+            rows.push((t, r.version.to_string(), "kubernetes"));
+        }
+    }
+    for r in ctx.scenario.releases.images.values().flatten() {
+        if let Some(t) = r.availability.first().filter(|t| *t >= ctx.scenario.start && *t <= ctx.result.end) {
+            rows.push((t, r.version.to_string(), "node image"));
+        }
+    }
+    rows.sort();
+    for (first, version, kind) in rows {
+        let (count, last) = received.get(version.as_str()).copied().unwrap_or((0, first));
+        let days =
+            if count > 0 { format!("{}", round((last - first).as_seconds() as f64 / 86_400.0)) } else { String::new() };
+        w.write_record([
+            version.as_str(),
+            kind,
+            &first.to_rfc3339(),
+            &count.to_string(),
+            &if count > 0 { last.to_rfc3339() } else { String::new() },
+            &days,
+        ])?;
+    }
+    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+/// Per profile in `summary.json`: the runs it generated and the members' lag at the end.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileSummary {
+    pub name: String,
+    pub channel: &'static str,
+    pub disabled: bool,
+    pub runs_generated: usize,
+    pub runs: Vec<String>,
+    /// Kubernetes channels: the target at the end of the simulation.
+    pub final_target: Option<String>,
+    /// Kubernetes channels: days each member was behind the target at the end.
+    pub lag_days: Option<LagSummary>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LagSummary {
+    pub members_behind: usize,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub max: f64,
+}
+
+pub fn profile_summaries(ctx: &ReportContext) -> Vec<ProfileSummary> {
+    let mut replay = Replay::new(ctx);
+    replay.advance_to(ctx.result.end);
+    ctx.scenario
+        .profiles
+        .iter()
+        .enumerate()
+        .map(|(p, spec)| {
+            let outcome = &ctx.result.profiles[p];
+            let lag_days = spec.channel.is_kubernetes().then(|| {
+                let mut lags: Vec<f64> =
+                    replay.kubernetes.iter().map(|v| days_behind(&outcome.targets, *v, ctx.result.end)).collect();
+                lags.sort_by(f64::total_cmp);
+                let pick = |q: f64| {
+                    lags.get(((lags.len() as f64 * q).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0)
+                };
+                LagSummary {
+                    members_behind: lags.iter().filter(|l| **l > 0.0).count(),
+                    mean: round(if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 }),
+                    p50: round(pick(0.5)),
+                    p90: round(pick(0.9)),
+                    max: round(lags.last().copied().unwrap_or(0.0)),
+                }
+            });
+            ProfileSummary {
+                name: spec.name.clone(),
+                channel: spec.channel.api_name(),
+                disabled: spec.disabled,
+                runs_generated: outcome.runs.len(),
+                runs: outcome.runs.iter().map(|r| ctx.result.runs[*r as usize].name.clone()).collect(),
+                final_target: outcome.targets.last().map(|(_, v)| v.to_string()),
+                lag_days,
+            }
+        })
+        .collect()
+}

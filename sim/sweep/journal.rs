@@ -1,0 +1,198 @@
+//! The journal: an append-only file with one line per finished replication, so that an interrupted
+//! sweep loses nothing it finished and redoes nothing.
+//!
+//! Each line is a JSON array `[point, replication, [[run, cell, …], …]]` ending in `\n`, written with
+//! one `write` call: a process killed at any moment leaves whole lines and at most one torn last line,
+//! which has no `\n`. Opening the journal truncates such a tail, so new lines never glue onto a
+//! fragment. Lines are flushed to disk (`fsync`) in batches; a kill -9 loses nothing even between
+//! batches (the page cache survives the process), only a power cut may lose the last batch, and those
+//! replications are simply run again.
+//!
+//! The order of lines follows thread timing; when a sweep finishes, the journal is rewritten in
+//! (point, replication) order ([`super::finish`]), so finished folders are byte-identical however they
+//! were produced.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::metrics::RunMetrics;
+
+/// Sync to disk after this many lines or this much time, whichever comes first.
+const SYNC_EVERY_LINES: usize = 1024;
+const SYNC_EVERY: Duration = Duration::from_secs(1);
+
+/// The metrics of one finished replication of one point.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct JobRecord {
+    pub point: u64,
+    pub replication: u64,
+    pub runs: Vec<RunMetrics>,
+}
+
+impl JobRecord {
+    /// The journal line, with its `\n`.
+    pub fn to_line(&self) -> String {
+        let runs: Vec<Value> = self
+            .runs
+            .iter()
+            .map(|r| {
+                let mut cells = Vec::with_capacity(r.cells.len() + 1);
+                cells.push(Value::String(r.run.clone()));
+                cells.extend(r.cells.iter().cloned().map(Value::String));
+                Value::Array(cells)
+            })
+            .collect();
+        let mut line = serde_json::json!([self.point, self.replication, runs]).to_string();
+        line.push('\n');
+        line
+    }
+
+    /// Parses a line (without its `\n`); `None` if it is not a record with `cells` cells per run.
+    pub fn parse(line: &str, cells: usize) -> Option<JobRecord> {
+        let value: Value = serde_json::from_str(line).ok()?;
+        let [point, replication, runs] = value.as_array()?.as_slice() else {
+            return None;
+        };
+        let runs = runs
+            .as_array()?
+            .iter()
+            .map(|r| {
+                let items = r.as_array()?;
+                let text: Option<Vec<String>> = items.iter().map(|c| c.as_str().map(str::to_string)).collect();
+                let mut text = text?;
+                if text.len() != cells + 1 {
+                    return None;
+                }
+                let run = text.remove(0);
+                Some(RunMetrics { run, cells: text })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(JobRecord { point: point.as_u64()?, replication: replication.as_u64()?, runs })
+    }
+}
+
+/// What reading a journal found.
+#[derive(Debug, Default)]
+pub struct Contents {
+    pub records: Vec<JobRecord>,
+    /// Complete lines that were not records (1-based line numbers); their replications run again.
+    pub bad_lines: Vec<usize>,
+    /// Bytes of a torn last line that were cut off.
+    pub torn_bytes: usize,
+}
+
+/// An open journal, appending.
+pub struct Journal {
+    file: File,
+    unsynced: usize,
+    last_sync: Instant,
+}
+
+impl Journal {
+    /// Opens or creates the journal, reads its records and cuts off a torn last line.
+    pub fn open(path: &Path, cells: usize) -> io::Result<(Journal, Contents)> {
+        let mut file = OpenOptions::new().read(true).append(true).create(true).open(path)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let mut contents = parse(&bytes[..complete], cells);
+        contents.torn_bytes = bytes.len() - complete;
+        if contents.torn_bytes > 0 {
+            file.set_len(complete as u64)?;
+            file.sync_data()?;
+        }
+        file.seek(SeekFrom::End(0))?;
+        Ok((Journal { file, unsynced: 0, last_sync: Instant::now() }, contents))
+    }
+
+    /// Appends one line in a single `write` call.
+    pub fn append(&mut self, line: &str) -> io::Result<()> {
+        debug_assert!(line.ends_with('\n') && !line[..line.len() - 1].contains('\n'));
+        let written = self.file.write(line.as_bytes())?;
+        if written != line.len() {
+            // A short write to a regular file means the disk is full or similar; finish the line so
+            // the journal stays line-structured, and report the problem.
+            self.file.write_all(&line.as_bytes()[written..])?;
+        }
+        self.unsynced += 1;
+        if self.unsynced >= SYNC_EVERY_LINES || self.last_sync.elapsed() >= SYNC_EVERY {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    pub fn sync(&mut self) -> io::Result<()> {
+        if self.unsynced > 0 {
+            self.file.sync_data()?;
+            self.unsynced = 0;
+        }
+        self.last_sync = Instant::now();
+        Ok(())
+    }
+}
+
+/// Reads a journal without changing it (a torn last line is ignored).
+pub fn read(path: &Path, cells: usize) -> io::Result<Contents> {
+    let bytes = std::fs::read(path)?;
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    let mut contents = parse(&bytes[..complete], cells);
+    contents.torn_bytes = bytes.len() - complete;
+    Ok(contents)
+}
+
+fn parse(bytes: &[u8], cells: usize) -> Contents {
+    let mut contents = Contents::default();
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        match std::str::from_utf8(line).ok().and_then(|l| JobRecord::parse(l, cells)) {
+            Some(record) => contents.records.push(record),
+            None => contents.bad_lines.push(i + 1),
+        }
+    }
+    contents
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(point: u64, replication: u64) -> JobRecord {
+        JobRecord {
+            point,
+            replication,
+            runs: vec![RunMetrics { run: "r\"1".into(), cells: vec!["1.5".into(), String::new()] }],
+        }
+    }
+
+    #[test]
+    fn lines_round_trip() {
+        let line = record(3, 17).to_line();
+        assert_eq!(line, "[3,17,[[\"r\\\"1\",\"1.5\",\"\"]]]\n");
+        assert_eq!(JobRecord::parse(line.trim_end(), 2), Some(record(3, 17)));
+        assert_eq!(JobRecord::parse(line.trim_end(), 3), None);
+        assert_eq!(JobRecord::parse("[3,17", 2), None);
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_and_appending_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.jsonl");
+        let torn = record(1, 0).to_line();
+        std::fs::write(&path, format!("{}garbage\n{}", record(0, 0).to_line(), &torn[..5])).unwrap();
+        let (mut journal, contents) = Journal::open(&path, 2).unwrap();
+        assert_eq!(contents.records, vec![record(0, 0)]);
+        assert_eq!(contents.bad_lines, vec![2]);
+        assert_eq!(contents.torn_bytes, 5);
+        journal.append(&record(1, 0).to_line()).unwrap();
+        journal.sync().unwrap();
+        let again = read(&path, 2).unwrap();
+        assert_eq!(again.records, vec![record(0, 0), record(1, 0)]);
+        assert_eq!(again.torn_bytes, 0);
+    }
+}

@@ -1,0 +1,201 @@
+//! The figures a sweep collects from each replication, one set per update run of the scenario.
+//!
+//! Why per run and not aggregated over runs: a scenario usually has one run, and when it has several
+//! (a canary run and a production run, say) their makespans and states answer different questions;
+//! summing them would hide exactly what a sweep is for. Every row of `results.csv` is one
+//! (point, replication, run).
+//!
+//! Values are rendered to text here, once: the journal stores the text, and `results.csv` and
+//! `summary.csv` are computed from that text, so a sweep gives the same bytes whether its results were
+//! computed just now or read back after an interruption.
+
+use std::fmt;
+
+use crate::orchestrator::{UpdateRun, UpdateState};
+use crate::report::summary::hours;
+use crate::simulation::SimResult;
+
+/// One collected metric. The order of [`Metric::ALL`] is the column order of the outputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Metric {
+    /// From the run's start to its end (or to the end of the simulation if it did not finish).
+    MakespanHours,
+    /// Hours from the run's start until 50 % of its members that were not skipped are `Completed`.
+    HoursTo50PctDone,
+    HoursTo90PctDone,
+    HoursTo100PctDone,
+    /// Members that ended `Failed`.
+    FailedMembers,
+    /// The run's final state (`Completed`, `Failed`, `Stopped`, … or `Running` at the horizon).
+    RunState,
+    /// Members that received a release marked bad before the run stopped.
+    BlastRadius,
+    /// Member-hours `Pending` because a maintenance window was closed.
+    PendingWindowHours,
+    /// Member-hours `Pending` because the release had not reached the member's region.
+    PendingAvailabilityHours,
+    /// Gate-hours `Pending`.
+    PendingGateHours,
+    /// Most members `Running` at once.
+    PeakConcurrency,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 11] = [
+        Metric::MakespanHours,
+        Metric::HoursTo50PctDone,
+        Metric::HoursTo90PctDone,
+        Metric::HoursTo100PctDone,
+        Metric::FailedMembers,
+        Metric::RunState,
+        Metric::BlastRadius,
+        Metric::PendingWindowHours,
+        Metric::PendingAvailabilityHours,
+        Metric::PendingGateHours,
+        Metric::PeakConcurrency,
+    ];
+
+    /// The name used in sweep files and output headers (camelCase, like `summary.json`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::MakespanHours => "makespanHours",
+            Metric::HoursTo50PctDone => "hoursTo50PctDone",
+            Metric::HoursTo90PctDone => "hoursTo90PctDone",
+            Metric::HoursTo100PctDone => "hoursTo100PctDone",
+            Metric::FailedMembers => "failedMembers",
+            Metric::RunState => "runState",
+            Metric::BlastRadius => "blastRadius",
+            Metric::PendingWindowHours => "pendingWindowHours",
+            Metric::PendingAvailabilityHours => "pendingAvailabilityHours",
+            Metric::PendingGateHours => "pendingGateHours",
+            Metric::PeakConcurrency => "peakConcurrency",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// Whether the metric is a number (statistics apply) rather than a state name.
+    pub fn is_numeric(self) -> bool {
+        self != Metric::RunState
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The metrics of one run in one replication, as text in the order of the requested metrics.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RunMetrics {
+    pub run: String,
+    /// One cell per requested metric; empty when the metric has no value (e.g. never reached).
+    pub cells: Vec<String>,
+}
+
+/// Collects `metrics` for every run of a replication.
+pub fn collect(result: &SimResult, metrics: &[Metric]) -> Vec<RunMetrics> {
+    result
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(r, run)| {
+            let done = DoneTimes::of(run);
+            let cells = metrics
+                .iter()
+                .map(|m| match m {
+                    Metric::MakespanHours => run
+                        .start_time
+                        .map(|s| hours_text((run.completed_time.unwrap_or(result.end) - s).as_seconds()))
+                        .unwrap_or_default(),
+                    Metric::HoursTo50PctDone => done.hours_to_fraction(run, 50),
+                    Metric::HoursTo90PctDone => done.hours_to_fraction(run, 90),
+                    Metric::HoursTo100PctDone => done.hours_to_fraction(run, 100),
+                    Metric::FailedMembers => {
+                        members(run).filter(|m| m.state == UpdateState::Failed).count().to_string()
+                    }
+                    Metric::RunState => run.state.api_name().to_string(),
+                    Metric::BlastRadius => result.bad_release_members[r].len().to_string(),
+                    Metric::PendingWindowHours => hours_text(run.stats.pending_window_seconds),
+                    Metric::PendingAvailabilityHours => hours_text(run.stats.pending_availability_seconds),
+                    Metric::PendingGateHours => hours_text(run.stats.gate_pending_seconds),
+                    Metric::PeakConcurrency => run.stats.peak_running.to_string(),
+                })
+                .collect();
+            RunMetrics { run: run.name.clone(), cells }
+        })
+        .collect()
+}
+
+fn members(run: &UpdateRun) -> impl Iterator<Item = &crate::orchestrator::run::MemberRt> {
+    run.stages.iter().flat_map(|s| s.groups.iter()).flat_map(|g| g.members.iter())
+}
+
+/// Hours with four decimals (as in `summary.json`), printed in Rust's shortest round-trip form.
+fn hours_text(seconds: i64) -> String {
+    hours(seconds).to_string()
+}
+
+/// End times of the run's `Completed` members, sorted, and how many members count.
+///
+/// "Done" means `Completed`. Members `Skipped` (already at the target, or skipped by a user) need no
+/// upgrade and are left out of the total, so a run that completes every other member reaches 100 %.
+struct DoneTimes {
+    ends: Vec<i64>,
+    total: usize,
+}
+
+impl DoneTimes {
+    fn of(run: &UpdateRun) -> DoneTimes {
+        let mut ends = Vec::new();
+        let mut total = 0;
+        for member in members(run) {
+            match member.state {
+                UpdateState::Skipped => {}
+                UpdateState::Completed => {
+                    total += 1;
+                    ends.extend(member.end_time.map(|t| t.0));
+                }
+                _ => total += 1,
+            }
+        }
+        ends.sort_unstable();
+        DoneTimes { ends, total }
+    }
+
+    /// Hours from the run's start until `percent` % of the counted members were done; empty when that
+    /// never happened.
+    fn hours_to_fraction(&self, run: &UpdateRun, percent: usize) -> String {
+        let (Some(start), true) = (run.start_time, self.total > 0) else {
+            return String::new();
+        };
+        let needed = (self.total * percent).div_ceil(100).max(1);
+        match self.ends.get(needed - 1) {
+            Some(end) => hours_text(end - start.0),
+            None => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for m in Metric::ALL {
+            assert_eq!(Metric::from_name(m.name()), Some(m));
+        }
+        assert_eq!(Metric::from_name("makespan"), None);
+    }
+
+    #[test]
+    fn hours_are_rounded_and_short() {
+        assert_eq!(hours_text(5400), "1.5");
+        assert_eq!(hours_text(0), "0");
+        assert_eq!(hours_text(12_913), "3.5869");
+    }
+}
