@@ -188,6 +188,7 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
         events_processed: 0,
         record: options.record_timeline,
         pending_generated: None,
+        changed_elsewhere: Vec::new(),
     };
     for (profile, list) in sim.triggers.iter().enumerate() {
         if scenario.profiles[profile].disabled {
@@ -225,6 +226,8 @@ struct Sim<'a> {
     record: bool,
     /// A run generated (and started) by the event being handled.
     pending_generated: Option<RunId>,
+    /// Runs whose `Pending` members another run's upgrade just changed.
+    changed_elsewhere: Vec<RunId>,
     timeline: Vec<TimelineRow>,
     notes: Vec<(Time, String)>,
     armed_polls: Vec<Option<Time>>,
@@ -259,6 +262,9 @@ impl Sim<'_> {
                     }
                     // A generated run was started by this event.
                     if let Some(t) = self.pending_generated.take() {
+                        touched[t as usize] = true;
+                    }
+                    for t in self.changed_elsewhere.drain(..) {
                         touched[t as usize] = true;
                     }
                     self.events_processed += 1;
@@ -301,6 +307,13 @@ impl Sim<'_> {
         match event {
             Event::MemberDone { run, slot, member, outcome } => {
                 let record = self.world.finish_upgrade(run, member, &outcome, now);
+                if self.runs.len() > 1 && (record.to_version != record.from_version || !record.pools.is_empty()) {
+                    for other in 0..self.runs.len() {
+                        if other != run as usize && self.runs[other].member_changed(member, now) {
+                            self.changed_elsewhere.push(other as RunId);
+                        }
+                    }
+                }
                 if self.record {
                     self.note_version_changes(run, member, &record, now);
                     self.records.insert((run, slot), record);

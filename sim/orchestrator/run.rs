@@ -5,7 +5,7 @@
 //! (`Running` vs `Pending`, `Stopping`, `Failed`, …) are derived from a few stored facts by
 //! [`UpdateRun::settle`], so they cannot drift from the rules that define them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::rng::{mix64, name_key};
 use crate::engine::{Duration, Time};
@@ -284,6 +284,8 @@ pub struct UpdateRun {
     failure_halt: bool,
     current: usize,
     min_recheck: Option<Time>,
+    /// `Pending` members by fleet id, to hear of changes made by other runs.
+    pending_by_member: BTreeMap<MemberId, Slot>,
     /// When the run last entered a state in which nothing waits (Completed, Skipped, Failed, Stopped).
     ended_at: Option<Time>,
     generation: u64,
@@ -337,6 +339,7 @@ impl UpdateRun {
             failure_halt: false,
             current: 0,
             min_recheck: None,
+            pending_by_member: BTreeMap::new(),
             ended_at: None,
             generation: 0,
             record,
@@ -1108,6 +1111,8 @@ impl UpdateRun {
             member.pending_since = now;
         }
         member.recheck_at = recheck_at;
+        let id = member.id;
+        self.pending_by_member.insert(id, slot);
         let group = &mut self.stages[s].groups[g];
         group.pending.insert(slot.index);
         if group.has_windows {
@@ -1129,8 +1134,29 @@ impl UpdateRun {
                 PendingKind::Window => self.stats.pending_window_seconds += seconds,
             }
             member.recheck_at = None;
+            let id = member.id;
+            self.pending_by_member.remove(&id);
             self.stages[s].groups[g].pending.remove(&slot.index);
         }
+    }
+
+    /// Another run changed `member` (its versions moved): if it is `Pending` here, its answer may have
+    /// changed, so it is examined again at the next poll (SEMANTICS §11 "Polls"). Returns whether
+    /// the run needs a poll for it.
+    pub fn member_changed(&mut self, member: MemberId, now: Time) -> bool {
+        let Some(&slot) = self.pending_by_member.get(&member) else { return false };
+        let (s, g) = (slot.stage as usize, slot.group as usize);
+        let m = &mut self.stages[s].groups[g].members[slot.index as usize];
+        if m.recheck_at.is_some_and(|t| t <= now) {
+            return false;
+        }
+        m.recheck_at = Some(now);
+        let group = &mut self.stages[s].groups[g];
+        if group.has_windows {
+            group.ranking.on_pending(slot.index, Some(now));
+        }
+        self.min_recheck = Some(self.min_recheck.map_or(now, |t| t.min(now)));
+        true
     }
 
     fn set_member_state(&mut self, slot: Slot, state: UpdateState, note: Note, _now: Time) {

@@ -938,3 +938,25 @@ fn pending_time_stops_counting_when_the_run_ends() {
     assert_eq!(r.runs[0].state, Failed);
     assert_eq!(r.runs[0].stats.pending_window_seconds, 3600);
 }
+
+#[test]
+fn a_pending_member_upgraded_by_another_run_is_skipped_at_the_next_poll() {
+    // Run r waits for 1.33.2 in westeurope (+10h); run r2 moves the member to 1.33.3 meanwhile. At the
+    // next poll after that, r finds the member ahead of its target (SEMANTICS §5.5a, §11 "Polls").
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let extra = json!({
+        "releases": {"kubernetes": [
+            {"version": "1.32.4"},
+            {"version": "1.33.2", "available": {"default": "+0s", "regions": {"westeurope": "+10h"}}},
+            {"version": "1.33.3"}]},
+        "updateRuns": [
+            {"name": "r", "updateStrategyId": "s", "managedClusterUpdate": {"upgrade": {"type": "ControlPlaneOnly", "kubernetesVersion": "1.33.2"}}},
+            {"name": "r2", "updateStrategyId": "s", "start": "+30m", "managedClusterUpdate": {"upgrade": {"type": "ControlPlaneOnly", "kubernetesVersion": "1.33.3"}}}]});
+    let (s, r) = run(&scenario_json(members("a", "ga", 1), strategy, json!({}), extra));
+    assert_eq!(
+        member_trace(&s, &r, "r"),
+        "+00:00 member a01 NotStarted->Pending
++02:00 member a01 Pending->Skipped
+"
+    );
+}
