@@ -72,8 +72,27 @@ pub struct VersionChange {
     pub run: RunId,
     /// `None`: the Kubernetes version; `Some(pool)`: that pool's node image.
     pub pool: Option<String>,
-    pub from: String,
-    pub to: String,
+    pub from: VersionValue,
+    pub to: VersionValue,
+}
+
+/// A version as it appears in the history: typed, printed only when a report is written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum VersionValue {
+    Kubernetes(KubernetesVersion),
+    NodeImage(NodeImageVersion),
+    /// A pool whose image the scenario did not give.
+    Unknown,
+}
+
+impl std::fmt::Display for VersionValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VersionValue::Kubernetes(v) => write!(f, "{v}"),
+            VersionValue::NodeImage(v) => write!(f, "{v}"),
+            VersionValue::Unknown => Ok(()),
+        }
+    }
 }
 
 /// The runs an auto-upgrade profile generated and the targets it followed.
@@ -418,8 +437,8 @@ impl Sim<'_> {
                 member,
                 run,
                 pool: None,
-                from: record.from_version.to_string(),
-                to: record.to_version.to_string(),
+                from: VersionValue::Kubernetes(record.from_version),
+                to: VersionValue::Kubernetes(record.to_version),
             });
         }
         for change in record.pools.iter().filter(|c| c.from != c.to) {
@@ -428,8 +447,8 @@ impl Sim<'_> {
                 member,
                 run,
                 pool: Some(change.pool.clone()),
-                from: change.from.as_ref().map_or_else(String::new, |v| v.to_string()),
-                to: change.to.as_ref().map_or_else(String::new, |v| v.to_string()),
+                from: change.from.clone().map_or(VersionValue::Unknown, VersionValue::NodeImage),
+                to: change.to.clone().map_or(VersionValue::Unknown, VersionValue::NodeImage),
             });
         }
     }

@@ -2,6 +2,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::Arc;
 
 /// A Kubernetes version `major.minor.patch` (AKS never uses pre-release suffixes for GA versions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -78,11 +79,32 @@ impl fmt::Display for MinorVersion {
 ///
 /// The *family* is everything before the last `-` (`AKSUbuntu-2204gen2containerd`); versions are only
 /// comparable inside one family, by their dot-separated numeric parts.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct NodeImageVersion {
+///
+/// Shared and immutable: clones are a reference count, and comparisons check a precomputed family
+/// key before any text, because the scheduler compares images at every examination.
+#[derive(Clone, Debug)]
+pub struct NodeImageVersion(Arc<ImageInner>);
+
+#[derive(Debug)]
+struct ImageInner {
     text: String,
     family_len: usize,
+    family_key: u64,
     parts: Vec<u64>,
+}
+
+impl PartialEq for NodeImageVersion {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || (self.0.family_key == other.0.family_key && self.0.text == other.0.text)
+    }
+}
+
+impl Eq for NodeImageVersion {}
+
+impl std::hash::Hash for NodeImageVersion {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.text.hash(state);
+    }
 }
 
 impl NodeImageVersion {
@@ -107,24 +129,37 @@ impl NodeImageVersion {
                 }
             })
             .collect::<Result<Vec<u64>, String>>()?;
-        Ok(NodeImageVersion { text: text.to_string(), family_len: family.len(), parts })
+        Ok(NodeImageVersion(Arc::new(ImageInner {
+            text: text.to_string(),
+            family_len: family.len(),
+            family_key: crate::engine::rng::name_key(family),
+            parts,
+        })))
     }
 
     pub fn family(&self) -> &str {
-        &self.text[..self.family_len]
+        &self.0.text[..self.0.family_len]
     }
 
     pub fn version(&self) -> &str {
-        &self.text[self.family_len + 1..]
+        &self.0.text[self.0.family_len + 1..]
     }
 
     pub fn as_str(&self) -> &str {
-        &self.text
+        &self.0.text
+    }
+
+    /// Whether both are versions of one image family.
+    pub fn same_family(&self, other: &NodeImageVersion) -> bool {
+        self.0.family_key == other.0.family_key && self.family() == other.family()
     }
 
     /// Compares two versions of the same family; `None` across families.
     pub fn compare(&self, other: &NodeImageVersion) -> Option<Ordering> {
-        (self.family() == other.family()).then(|| self.parts.cmp(&other.parts))
+        if Arc::ptr_eq(&self.0, &other.0) {
+            return Some(Ordering::Equal);
+        }
+        self.same_family(other).then(|| self.0.parts.cmp(&other.0.parts))
     }
 
     /// True for Windows image families (`AKSWindows-…`).
@@ -135,7 +170,7 @@ impl NodeImageVersion {
 
 impl fmt::Display for NodeImageVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.0.text)
     }
 }
 

@@ -9,6 +9,7 @@ use crate::autoupgrade::released_kubernetes;
 use crate::engine::{Duration, Time};
 use crate::fleet::{KubernetesVersion, MinorVersion, NodeImageVersion};
 use crate::orchestrator::UpdateState;
+use crate::simulation::VersionValue;
 
 use super::ReportContext;
 use super::tables::count_state;
@@ -68,8 +69,8 @@ pub fn versions_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
             c.time.to_rfc3339().as_str(),
             &ctx.scenario.fleet[c.member.index()].name,
             &component,
-            &c.from,
-            &c.to,
+            &c.from.to_string(),
+            &c.to.to_string(),
             &ctx.result.runs[c.run as usize].name,
         ])?;
     }
@@ -105,18 +106,14 @@ impl<'a> Replay<'a> {
         while self.next < changes.len() && changes[self.next].time <= t {
             let c = &changes[self.next];
             let m = c.member.index();
-            match &c.pool {
-                None => {
-                    if let Ok(v) = KubernetesVersion::parse(&c.to) {
-                        self.kubernetes[m] = v;
+            match (&c.pool, &c.to) {
+                (None, VersionValue::Kubernetes(v)) => self.kubernetes[m] = *v,
+                (Some(pool), VersionValue::NodeImage(v)) => {
+                    if let Some(i) = self.ctx.scenario.fleet[m].node_pools.iter().position(|p| &p.name == pool) {
+                        self.images[m][i] = Some(v.clone());
                     }
                 }
-                Some(pool) => {
-                    let index = self.ctx.scenario.fleet[m].node_pools.iter().position(|p| &p.name == pool);
-                    if let (Some(i), Ok(v)) = (index, NodeImageVersion::parse(&c.to)) {
-                        self.images[m][i] = Some(v);
-                    }
-                }
+                _ => {}
             }
             self.next += 1;
         }
@@ -227,9 +224,9 @@ pub fn fleet_metrics_csv(ctx: &ReportContext) -> csv::Result<(Vec<u8>, Vec<u8>)>
 /// `release-latency.csv`: per release that first reached a region during the simulation, how many
 /// members received it and how long the last one took.
 pub fn release_latency_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
-    let mut received: BTreeMap<&str, (usize, Time)> = BTreeMap::new();
+    let mut received: BTreeMap<String, (usize, Time)> = BTreeMap::new();
     for c in &ctx.result.version_changes {
-        let entry = received.entry(c.to.as_str()).or_insert((0, c.time));
+        let entry = received.entry(c.to.to_string()).or_insert((0, c.time));
         entry.0 += 1;
         entry.1 = entry.1.max(c.time);
     }
