@@ -149,9 +149,11 @@ impl NodeImageVersion {
         &self.0.text
     }
 
-    /// Whether both are versions of one image family.
+    /// Whether both are versions of one image family: equal 64-bit FNV-1a keys and lengths of the
+    /// family names (a collision between two real image family names is not a practical concern,
+    /// and this comparison runs at every examination).
     pub fn same_family(&self, other: &NodeImageVersion) -> bool {
-        self.0.family_key == other.0.family_key && self.family() == other.family()
+        self.0.family_key == other.0.family_key && self.0.family_len == other.0.family_len
     }
 
     /// Compares two versions of the same family; `None` across families.
