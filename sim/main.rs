@@ -6,6 +6,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `println!` that ignores a closed pipe.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        say_line(&format!($($arg)*))
+    };
+}
+
 use fleetsim::report::{self, ReportContext};
 use fleetsim::scenario::{self, LoadError};
 use fleetsim::simulation::{SimOptions, simulate};
@@ -171,34 +178,56 @@ fn run(
     let out = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
     report::write_folder(&out, &files)?;
     if !quiet {
-        let replication = if replication > 0 { format!(", replication {replication}") } else { String::new() };
-        println!(
-            "{} (seed {}{replication}): {} members, simulated until {}",
-            scenario.name,
-            scenario.seed,
-            scenario.fleet.len(),
-            result.end
-        );
-        for run in &result.runs {
-            let total: usize = run.stages.iter().flat_map(|s| s.groups.iter()).map(|g| g.members.len()).sum();
-            let completed = report::tables::count_state(run, fleetsim::orchestrator::UpdateState::Completed);
-            let makespan = run
-                .start_time
-                .map(|s| format!("{:.1} h", (run.completed_time.unwrap_or(result.end) - s).as_hours_f64()));
-            println!(
-                "  run {}: {} after {}, {completed}/{total} members completed, failureCount {}",
-                run.name,
-                run.state,
-                makespan.unwrap_or_else(|| "never started".to_string()),
-                run.failure_count
-            );
-        }
-        for (t, note) in &result.notes {
-            println!("  note: {t}: {note}");
-        }
-        println!("report: {}", out.display());
+        print_run_summary(&scenario, &result, replication, &out);
     }
     Ok(())
+}
+
+/// Runs listed on the terminal at most; `runs.csv` has them all.
+const RUNS_SHOWN: usize = 12;
+
+fn print_run_summary(
+    scenario: &scenario::Scenario,
+    result: &fleetsim::simulation::SimResult,
+    replication: u64,
+    out: &Path,
+) {
+    let replication = if replication > 0 { format!(", replication {replication}") } else { String::new() };
+    let mut lines = vec![format!(
+        "{} (seed {}{replication}): {} members, simulated until {}",
+        scenario.name,
+        scenario.seed,
+        scenario.fleet.len(),
+        result.end
+    )];
+    for run in result.runs.iter().take(RUNS_SHOWN) {
+        let total: usize = run.stages.iter().flat_map(|s| s.groups.iter()).map(|g| g.members.len()).sum();
+        let completed = report::tables::count_state(run, fleetsim::orchestrator::UpdateState::Completed);
+        let makespan =
+            run.start_time.map(|s| format!("{:.1} h", (run.completed_time.unwrap_or(result.end) - s).as_hours_f64()));
+        lines.push(format!(
+            "  run {}: {} after {}, {completed}/{total} members completed, failureCount {}",
+            run.name,
+            run.state,
+            makespan.unwrap_or_else(|| "never started".to_string()),
+            run.failure_count
+        ));
+    }
+    if result.runs.len() > RUNS_SHOWN {
+        lines.push(format!("  … and {} more runs (runs.csv lists every run)", result.runs.len() - RUNS_SHOWN));
+    }
+    for (t, note) in &result.notes {
+        lines.push(format!("  note: {t}: {note}"));
+    }
+    lines.push(format!("report: {}", out.display()));
+    say_line(&lines.join("\n"));
+}
+
+/// Prints a line to standard output; a closed pipe (`fleetsim run … | head`) is not an error.
+fn say_line(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
 }
 
 fn load_with_fleet(
@@ -234,7 +263,7 @@ fn validate(files: &[PathBuf]) -> Result<(), Failure> {
     for file in files {
         if std::fs::read_to_string(file).is_ok_and(|text| sweep::is_sweep_text(&text)) {
             match sweep::load(file) {
-                Ok(plan) => println!(
+                Ok(plan) => say!(
                     "{}: valid sweep \"{}\": {} points × {} replications = {} replications of scenario \"{}\"",
                     file.display(),
                     plan.name,
@@ -248,7 +277,7 @@ fn validate(files: &[PathBuf]) -> Result<(), Failure> {
             continue;
         }
         match load(file, None) {
-            Ok(s) => println!(
+            Ok(s) => say!(
                 "{}: valid scenario \"{}\" ({} members, {} runs)",
                 file.display(),
                 s.name,
@@ -268,7 +297,7 @@ fn schema(format: Option<SchemaFormat>) -> Result<(), Failure> {
         Some(SchemaFormat::Scenario) => schemars::schema_for!(fleetsim::scenario::ScenarioDto),
         Some(SchemaFormat::Sweep) => schemars::schema_for!(sweep::SweepDto),
     };
-    println!("{}", serde_json::to_string_pretty(&schema).map_err(anyhow::Error::from)?);
+    say!("{}", serde_json::to_string_pretty(&schema).map_err(anyhow::Error::from)?);
     Ok(())
 }
 
@@ -300,7 +329,7 @@ fn run_sweep(
     if !quiet {
         let what = shard.map_or(String::new(), |s| format!(" shard {s}"));
         let rate = report.ran as f64 / report.elapsed.as_secs_f64().max(1e-9);
-        println!(
+        say!(
             "sweep {}{what}: {} points × {} replications; {} of {} replications run now ({} found done) in {:.1} s, {:.0} replications/s on {threads} threads",
             plan.name,
             plan.points.len(),
@@ -312,13 +341,10 @@ fn run_sweep(
             rate
         );
         if report.unreadable_lines > 0 {
-            println!(
-                "  {} unreadable journal lines were ignored; their replications ran again",
-                report.unreadable_lines
-            );
+            say!("  {} unreadable journal lines were ignored; their replications ran again", report.unreadable_lines);
         }
         let files = if report.finalized { "results.csv, summary.csv" } else { "journal.jsonl (merge the shards)" };
-        println!("output: {} ({files})", out.display());
+        say!("output: {} ({files})", out.display());
     }
     Ok(())
 }
@@ -326,7 +352,7 @@ fn run_sweep(
 fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<(), Failure> {
     let report = sweep::merge(out, shards).map_err(sweep_failure)?;
     if !quiet {
-        println!("merged {} shards, {} replications: {}", report.shards, report.jobs, out.display());
+        say!("merged {} shards, {} replications: {}", report.shards, report.jobs, out.display());
     }
     Ok(())
 }

@@ -256,6 +256,13 @@ fn build_inner(
         })
         .collect();
     super::releases::add_implicit_images(&mut releases, &fleet, dto, start);
+    if let Some(stream) = dto.releases.as_ref().and_then(|r| r.stream.as_ref()) {
+        super::stream::add_stream(&mut ctx, stream, &mut releases, &fleet, start + settings.horizon, seed);
+        for list in releases.images.values_mut() {
+            list.sort_by(|a, b| a.version.compare(&b.version).expect("one family per list"));
+        }
+        releases.realize(crate::engine::SeedTree::new(seed, 0));
+    }
 
     let mut models = build_models(&mut ctx, &dto.models, &fleet, dto);
     models.duration = base_durations;

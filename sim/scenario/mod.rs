@@ -9,6 +9,7 @@ pub mod generate;
 pub mod problem;
 pub mod profiles;
 pub mod releases;
+pub mod stream;
 pub mod window_dto;
 
 use std::collections::BTreeMap;

@@ -43,6 +43,10 @@ pub struct ReleasesDto {
     /// Node image release trains: one release of a family every `every`, each spread by `rollout`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_image_series: Option<Vec<ImageSeriesDto>>,
+    /// A generated release stream over the horizon (Kubernetes patches and minors, Linux and Windows
+    /// images, the holiday freeze), each release spread by `rollout`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<super::stream::ReleaseStreamDto>,
 }
 
 /// The regional rollout model (aks-models.md §2.3–2.4).

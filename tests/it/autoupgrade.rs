@@ -188,3 +188,78 @@ fn profile_outputs_are_written() {
     assert_eq!(summary["profiles"][0]["runsGenerated"], 1);
     assert_eq!(summary["profiles"][0]["finalTarget"], "1.32.6");
 }
+
+#[test]
+fn the_release_stream_follows_the_documented_cadences() {
+    let doc = json!({
+        "name": "stream", "seed": 3, "start": "2026-03-02T00:00:00Z", "settings": {"horizon": "365d"},
+        "members": [{"name": "m1", "region": "westeurope", "kubernetesVersion": "1.33.5",
+            "nodePools": [{"name": "linux", "nodeImageVersion": "AKSUbuntu-2204gen2containerd-202602.23.0"},
+                          {"name": "win", "osSku": "Windows2022", "nodeImageVersion": "AKSWindows-2022-containerd-20348.1878.260222"}]}],
+        "releases": {"stream": {"kubernetes": {"current": ["1.32.9", "1.33.5", "1.34.2"]}, "linuxImages": {}, "windowsImages": {}}}
+    });
+    let s = scenario(&doc.to_string());
+    let first = |t: Option<fleetsim::engine::Time>| t.unwrap().to_datetime();
+    let linux: Vec<_> = s.releases.images["AKSUbuntu-2204gen2containerd"].iter().skip(1).map(|r| r.published).collect();
+    let windows: Vec<_> = s.releases.images["AKSWindows-2022-containerd"].iter().skip(1).map(|r| r.published).collect();
+    use chrono::Datelike;
+    // No release inside the holiday freeze (25 October – 5 January).
+    for t in linux.iter().chain(&windows) {
+        let d = t.to_datetime();
+        let frozen =
+            (d.month() == 10 && d.day() >= 25) || d.month() == 11 || d.month() == 12 || (d.month() == 1 && d.day() < 6);
+        assert!(!frozen, "{t} is inside the freeze");
+    }
+    // Linux builds: median gap about 11 days.
+    let mut gaps: Vec<i64> = linux.windows(2).map(|w| (w[1] - w[0]).as_seconds() / 86_400).collect();
+    gaps.sort_unstable();
+    let median = gaps[gaps.len() / 2];
+    assert!((8..=14).contains(&median), "median Linux gap {median} days: {gaps:?}");
+    // Windows: monthly, on the 10th–17th (or the freeze's end).
+    assert!((8..=11).contains(&windows.len()), "{} Windows releases", windows.len());
+    for t in &windows {
+        let d = t.to_datetime();
+        assert!((10..=17).contains(&d.day()) || (d.month() == 1 && d.day() == 6), "{t}");
+    }
+    // Kubernetes: new minors about every four months, patches about monthly per minor.
+    let minors: std::collections::BTreeSet<_> =
+        s.releases.kubernetes.iter().map(|r| r.version.minor_version()).collect();
+    assert!(minors.len() >= 5 && minors.len() <= 7, "{minors:?}");
+    let patches_133 = s
+        .releases
+        .kubernetes
+        .iter()
+        .filter(|r| r.version.minor == 33 && first(r.availability.first()).year() == 2026)
+        .count();
+    assert!(
+        (6..=14).contains(&patches_133),
+        "{patches_133} patches of 1.33 in a year (it goes LTS-only along the way)"
+    );
+    // Each stream release reaches regions through the rollout model.
+    assert!(s.releases.kubernetes.iter().filter(|r| r.version.minor >= 35).all(|r| r.rollout.is_some()));
+}
+
+#[test]
+fn the_one_year_example_generates_runs_from_both_profiles() {
+    let s = fleetsim::scenario::load_file(&root().join("scenarios/autoupgrade-year.json"), None).unwrap();
+    let r = fleetsim::simulation::simulate(&s, fleetsim::simulation::SimOptions::default());
+    let by_profile =
+        |name: &str| r.specs.iter().filter(|spec| spec.auto_upgrade_profile.as_deref() == Some(name)).count();
+    assert!(by_profile("stable") >= 8, "{}", by_profile("stable"));
+    assert!(by_profile("node-image") >= 25, "{}", by_profile("node-image"));
+    assert!(
+        r.specs
+            .iter()
+            .filter(|spec| spec.auto_upgrade_profile.as_deref() == Some("node-image"))
+            .all(|spec| spec.upgrade.kind == fleetsim::world::UpgradeType::NodeImageOnly)
+    );
+    // Overlapping runs of the two profiles collide on members (AKS rejects concurrent operations).
+    let conflicts = r
+        .runs
+        .iter()
+        .flat_map(|run| run.stages.iter().flat_map(|st| st.groups.iter().flat_map(|g| g.members.iter())))
+        .filter(|m| m.note.code.as_deref() == Some("OperationNotAllowed"))
+        .count();
+    assert!(conflicts > 0);
+    assert!(r.version_changes.len() > 5_000, "{}", r.version_changes.len());
+}
