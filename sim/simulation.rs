@@ -70,10 +70,18 @@ pub struct VersionChange {
     pub time: Time,
     pub member: MemberId,
     pub run: RunId,
-    /// `None`: the Kubernetes version; `Some(pool)`: that pool's node image.
-    pub pool: Option<String>,
+    /// `None`: the Kubernetes version; `Some(pool)`: the node image of that pool (its index in the
+    /// member's `node_pools`).
+    pub pool: Option<usize>,
     pub from: VersionValue,
     pub to: VersionValue,
+}
+
+impl VersionChange {
+    /// The pool's name, or `None` for the Kubernetes version.
+    pub fn pool_name<'f>(&self, fleet: &'f [crate::fleet::Member]) -> Option<&'f str> {
+        self.pool.map(|i| fleet[self.member.index()].node_pools[i].name.as_str())
+    }
 }
 
 /// A version as it appears in the history: typed, printed only when a report is written.
@@ -446,7 +454,7 @@ impl Sim<'_> {
                 time: now,
                 member,
                 run,
-                pool: Some(change.pool.clone()),
+                pool: Some(change.pool),
                 from: change.from.clone().map_or(VersionValue::Unknown, VersionValue::NodeImage),
                 to: change.to.clone().map_or(VersionValue::Unknown, VersionValue::NodeImage),
             });

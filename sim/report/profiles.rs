@@ -64,7 +64,8 @@ pub fn versions_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["time", "member", "component", "from", "to", "run"])?;
     for c in &ctx.result.version_changes {
-        let component = c.pool.as_deref().map_or_else(|| "kubernetes".to_string(), |p| format!("pool {p}"));
+        let component =
+            c.pool_name(&ctx.scenario.fleet).map_or_else(|| "kubernetes".to_string(), |p| format!("pool {p}"));
         w.write_record([
             c.time.to_rfc3339().as_str(),
             &ctx.scenario.fleet[c.member.index()].name,
@@ -108,11 +109,7 @@ impl<'a> Replay<'a> {
             let m = c.member.index();
             match (&c.pool, &c.to) {
                 (None, VersionValue::Kubernetes(v)) => self.kubernetes[m] = *v,
-                (Some(pool), VersionValue::NodeImage(v)) => {
-                    if let Some(i) = self.ctx.scenario.fleet[m].node_pools.iter().position(|p| &p.name == pool) {
-                        self.images[m][i] = Some(v.clone());
-                    }
-                }
+                (Some(pool), VersionValue::NodeImage(v)) => self.images[m][*pool] = Some(v.clone()),
                 _ => {}
             }
             self.next += 1;

@@ -12,7 +12,7 @@ fn time(t: Option<Time>) -> String {
 }
 
 /// `pool: from -> to` for every pool whose image changed.
-pub fn image_changes(record: &UpgradeRecord) -> String {
+pub fn image_changes(record: &UpgradeRecord, member: &crate::fleet::Member) -> String {
     record
         .pools
         .iter()
@@ -20,7 +20,7 @@ pub fn image_changes(record: &UpgradeRecord) -> String {
         .map(|c| {
             format!(
                 "{}: {} -> {}",
-                c.pool,
+                member.node_pools[c.pool].name,
                 c.from.as_ref().map_or("unknown", |v| v.as_str()),
                 c.to.as_ref().map_or("unknown", |v| v.as_str())
             )
@@ -89,7 +89,7 @@ pub fn member_rows(ctx: &ReportContext) -> Vec<MemberRow> {
                         end: time(end),
                         from_version: record.map_or(m.kubernetes_version, |rec| rec.from_version).to_string(),
                         to_version: record.map(|rec| rec.to_version.to_string()).unwrap_or_default(),
-                        node_images: record.map(image_changes).unwrap_or_default(),
+                        node_images: record.map(|rec| image_changes(rec, m)).unwrap_or_default(),
                         failure_code: member.note.code.as_deref().unwrap_or_default().to_string(),
                         message: member.note.message.as_deref().unwrap_or_default().to_string(),
                     });

@@ -109,7 +109,8 @@ pub struct WorldSettings {
 /// One pool's image before and after an attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PoolChange {
-    pub pool: String,
+    /// Index of the pool in the member's `node_pools`.
+    pub pool: usize,
     pub from: Option<NodeImageVersion>,
     pub to: Option<NodeImageVersion>,
 }
@@ -855,7 +856,6 @@ impl<'a> World<'a> {
         {
             state.kubernetes_version = version;
         }
-        let pools = &self.fleet[member.index()].node_pools;
         for (i, target, done) in flight.pools {
             // A pool rolled only for the Kubernetes version keeps its image.
             if let Some(target) = target
@@ -863,7 +863,7 @@ impl<'a> World<'a> {
             {
                 let from = state.pools[i].image.replace(target.clone()).map(Cow::into_owned);
                 state.pools[i].from_snapshot = false;
-                record.pools.push(PoolChange { pool: pools[i].name.clone(), from, to: Some(target.into_owned()) });
+                record.pools.push(PoolChange { pool: i, from, to: Some(target.into_owned()) });
             }
         }
         if completed

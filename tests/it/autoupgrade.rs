@@ -145,7 +145,7 @@ fn node_image_profile_makes_node_image_only_runs_and_security_patch_leaves_windo
     let patch = run_named(&r, "patch-202603-05-0");
     assert!(patch.stages[0].groups[0].members.iter().any(|m| m.note.code.as_deref() == Some("OperationNotAllowed")));
     // Windows pools only change through the NodeImage channel.
-    let windows_changes: Vec<_> = r.version_changes.iter().filter(|c| c.pool.as_deref() == Some("win")).collect();
+    let windows_changes: Vec<_> = r.version_changes.iter().filter(|c| c.pool_name(&s.fleet) == Some("win")).collect();
     assert!(windows_changes.iter().all(|c| r.runs[c.run as usize].name.starts_with("images-")), "{windows_changes:?}");
     assert_eq!(windows_changes.len(), 2);
     let _ = s;
@@ -159,9 +159,9 @@ fn security_patch_alone_skips_windows_pools() {
         {"version": "AKSWindows-2022-containerd-20348.3100.260311", "available": "+2d"}
     ]);
     let profiles = json!([{"name": "patch", "channel": "SecurityPatch"}]);
-    let (_, r) = run(&profile_scenario(fleet(2, "1.32.5"), &[("1.32.5", BEFORE, BEFORE)], images, profiles));
+    let (_s, r) = run(&profile_scenario(fleet(2, "1.32.5"), &[("1.32.5", BEFORE, BEFORE)], images, profiles));
     assert_eq!(names(&r), ["patch-202603-05-0"], "a Windows release does not trigger SecurityPatch");
-    assert!(r.version_changes.iter().all(|c| c.pool.as_deref() == Some("linux")));
+    assert!(r.version_changes.iter().all(|c| c.pool_name(&_s.fleet) == Some("linux")));
     assert_eq!(r.version_changes.len(), 2);
     assert_eq!(r.runs[0].state, Completed);
 }

@@ -351,7 +351,7 @@ fn security_patch_runs_leave_windows_pools_alone() {
     assert!(note.text().contains("win1: Windows node pools are not updated by SecurityPatch"), "{}", note.text());
     let record = world.finish_upgrade(run, member, &attempt.outcome, s.start + attempt.duration);
     assert_eq!(record.pools.len(), 1);
-    assert_eq!(record.pools[0].pool, "system");
+    assert_eq!(record.pools[0].pool, 0, "the system pool");
     assert_eq!(
         world.current_images(member)[1].as_ref().unwrap().to_string(),
         "AKSWindows-2022-containerd-20348.3000.260101"
