@@ -148,6 +148,8 @@ struct MemberState<'a> {
     busy_with: Option<RunId>,
     /// Counts finished attempts: facts cached about the member's versions hold for one epoch.
     epoch: u32,
+    /// `name_key` of the member's name, the member's identity in the seed tree.
+    name_key: u64,
 }
 
 /// What one run needs from the world.
@@ -159,6 +161,8 @@ pub struct RunContext {
     pub selected_images: Option<BTreeMap<String, NodeImageVersion>>,
     pub approval_policy: Option<DurationDist>,
     name_key: u64,
+    /// Attempts per member (by fleet index), sized on first use.
+    attempts: Vec<u32>,
 }
 
 /// A component of an in-flight upgrade that completes at `at` (offset from the start).
@@ -216,7 +220,6 @@ pub struct World<'a> {
     members: Vec<MemberState<'a>>,
     runs: Vec<RunContext>,
     in_flight: BTreeMap<(RunId, MemberId), InFlight<'a>>,
-    attempts: BTreeMap<(RunId, MemberId), u64>,
     /// Per window kind, per member (allocated on first use).
     window_facts: [Vec<Option<WindowFact>>; 2],
     /// Per run, per member (allocated on first use).
@@ -236,6 +239,7 @@ impl<'a> World<'a> {
         let members = fleet
             .iter()
             .map(|m| MemberState {
+                name_key: name_key(&m.name),
                 kubernetes_version: m.kubernetes_version,
                 pools: m
                     .node_pools
@@ -258,7 +262,6 @@ impl<'a> World<'a> {
             members,
             runs: Vec::new(),
             in_flight: BTreeMap::new(),
-            attempts: BTreeMap::new(),
             window_facts: [Vec::new(), Vec::new()],
             run_facts: Vec::new(),
             window_notes: BTreeMap::new(),
@@ -273,6 +276,7 @@ impl<'a> World<'a> {
             selected_images: None,
             approval_policy,
             name_key: name_key(name),
+            attempts: Vec::new(),
         });
         self.run_facts.push(Vec::new());
         (self.runs.len() - 1) as RunId
@@ -487,9 +491,12 @@ impl<'a> World<'a> {
     /// A member starts upgrading in `run` at `now`: decide how long it takes and how it ends.
     pub fn start_upgrade(&mut self, run: RunId, member: MemberId, now: Time) -> Attempt {
         let attempt = {
-            let counter = self.attempts.entry((run, member)).or_insert(0);
-            *counter += 1;
-            *counter
+            let counts = &mut self.runs[run as usize].attempts;
+            if counts.is_empty() {
+                counts.resize(self.fleet.len(), 0);
+            }
+            counts[member.index()] += 1;
+            u64::from(counts[member.index()])
         };
         let m = &self.fleet[member.index()];
         let context = &self.runs[run as usize];
@@ -500,7 +507,7 @@ impl<'a> World<'a> {
             pools: Vec::new(),
             received_bad_release: false,
         };
-        let member_key = name_key(&m.name);
+        let member_key = self.members[member.index()].name_key;
         let keys = [member_key, context.name_key, attempt];
 
         let immediate = |code: &str, message: String| Attempt {
