@@ -778,12 +778,17 @@ impl<'a> World<'a> {
     /// received it, whether or not it broke (the selector only says which ones break).
     fn exposes_bad_release(
         &self,
+        member: MemberId,
         control_plane: Option<KubernetesVersion>,
         pools: &[(usize, Option<Cow<'a, NodeImageVersion>>, Duration)],
     ) -> bool {
+        // A release bad only for some members (its `memberSelector`) exposes only those: the blast
+        // radius counts the clusters put at risk.
+        let labels = &self.fleet[member.index()].labels;
         self.models.bad_releases.iter().any(|bad| {
-            control_plane.is_some_and(|v| v.to_string() == bad.version)
-                || pools.iter().any(|(_, t, _)| t.as_ref().is_some_and(|t| t.as_str() == bad.version))
+            let delivered = control_plane.is_some_and(|v| v.to_string() == bad.version)
+                || pools.iter().any(|(_, t, _)| t.as_ref().is_some_and(|t| t.as_str() == bad.version));
+            delivered && bad.selector.as_ref().is_none_or(|s| s.matches(labels))
         })
     }
 
@@ -837,7 +842,7 @@ impl<'a> World<'a> {
         mut record: UpgradeRecord,
     ) -> Attempt {
         if !record.received_bad_release {
-            record.received_bad_release = self.exposes_bad_release(control_plane.map(|c| c.0), &pools);
+            record.received_bad_release = self.exposes_bad_release(member, control_plane.map(|c| c.0), &pools);
         }
         if self.members[member.index()].busy_with.is_none() {
             self.members[member.index()].busy_with = Some(run);
