@@ -1,4 +1,4 @@
-//! The sweep file format: serde DTOs mirroring the JSON (`docs/sweeps.md`).
+//! The sweep file format: serde DTOs mirroring the JSON (README, "Sweeps").
 //!
 //! A sweep names a base scenario and the fields to vary in it by JSON Pointer. Values stay plain JSON
 //! here: each one is written into the scenario text and then validated by the scenario's own rules,

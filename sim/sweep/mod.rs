@@ -1,5 +1,5 @@
 //! Batch parameter sweeps: points × replications of a base scenario, run in parallel, with statistics,
-//! resume after interruption and shards for many machines (`docs/sweeps.md`).
+//! resume after interruption and shards for many machines (README, "Sweeps").
 //!
 //! Data flows one way: sweep file → [`plan`] (validate every point through the scenario path) →
 //! [`exec`] (rayon over (point, replication) jobs, one line per finished job in the [`journal`]) →
