@@ -9,7 +9,7 @@ pub mod releases;
 pub mod rollout;
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rand::Rng;
@@ -308,12 +308,22 @@ impl<'a> World<'a> {
         {
             return;
         }
-        // Sets: thousands of members share a few regions and families.
-        let regions: BTreeSet<&str> = members.iter().map(|m| self.fleet[m.index()].region.as_str()).collect();
-        let families: BTreeSet<&str> = members
-            .iter()
-            .flat_map(|m| self.fleet[m.index()].node_pools.iter().map(|p| p.image_family.as_str()))
-            .collect();
+        // Thousands of members share a few regions and families: a short list checked against the
+        // last value added beats a tree of strings.
+        fn distinct<'s>(values: impl Iterator<Item = &'s str>) -> Vec<&'s str> {
+            let mut out: Vec<&str> = Vec::new();
+            for v in values {
+                if out.last() != Some(&v) && !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+            out.sort_unstable();
+            out
+        }
+        let regions = distinct(members.iter().map(|m| self.fleet[m.index()].region.as_str()));
+        let families = distinct(
+            members.iter().flat_map(|m| self.fleet[m.index()].node_pools.iter().map(|p| p.image_family.as_str())),
+        );
         let selected = families
             .into_iter()
             .filter_map(|family| {
