@@ -46,9 +46,9 @@ pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
     files.push(("runs.csv".into(), profiles::runs_csv(ctx)?));
     files.push(("versions.csv".into(), profiles::versions_csv(ctx)?));
     if !ctx.scenario.profiles.is_empty() {
-        let (metrics, versions) = profiles::fleet_metrics_csv(ctx)?;
-        files.push(("fleet-metrics.csv".into(), metrics));
-        files.push(("kubernetes-versions.csv".into(), versions));
+        let fleet = profiles::fleet_days(ctx);
+        files.push(("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, &fleet)?));
+        files.push(("kubernetes-versions.csv".into(), profiles::kubernetes_versions_csv(&fleet)?));
         files.push(("release-latency.csv".into(), profiles::release_latency_csv(ctx)?));
     }
     let charts = charts::run::run_charts(ctx)?;
