@@ -168,8 +168,9 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
     let rows = member_rows(ctx);
     let mut body = String::new();
     header_section(&mut body, ctx, &summary);
-    summary_section(&mut body, &summary);
+    // Profiles come first: with many generated runs, they are the roll-up a reviewer reads first.
     autoupgrade_section(&mut body, &summary, profile_charts);
+    summary_section(&mut body, &summary);
     body.push_str("<h2 id=\"charts\">Charts</h2>\n");
     for chart in charts {
         let stem = format!("charts/{}", chart.name);
@@ -221,7 +222,7 @@ fn header_section(out: &mut String, ctx: &ReportContext, summary: &Summary) {
     let autoupgrade = if summary.profiles.is_empty() { "" } else { "<a href=\"#autoupgrade\">Auto-upgrade</a>" };
     let _ = writeln!(
         out,
-        "<nav><a href=\"#summary\">Summary</a>{autoupgrade}<a href=\"#charts\">Charts</a><a href=\"#stages\">Stages</a>\
+        "<nav>{autoupgrade}<a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#stages\">Stages</a>\
          <a href=\"#failures\">Failures</a><a href=\"#members\">Members</a></nav>",
     );
 }

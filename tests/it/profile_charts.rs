@@ -157,7 +157,7 @@ fn profile_reports_get_version_and_lag_charts_in_an_auto_upgrade_section() {
     }
 
     let page = text(&files, "index.html");
-    let section = &page[page.find("id=\"autoupgrade\"").unwrap()..page.find("id=\"charts\"").unwrap()];
+    let section = &page[page.find("id=\"autoupgrade\"").unwrap()..page.find("id=\"summary\"").unwrap()];
     for expected in ["2 auto-upgrade profiles generated", "node-image", "runs generated", "lag p90 d", "n/a"] {
         assert!(section.contains(expected), "the section shows {expected:?}");
     }
