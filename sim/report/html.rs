@@ -161,12 +161,15 @@ fn hours_text(h: f64) -> String {
     format!("{h:.2}")
 }
 
-/// The `index.html` of a run report folder.
-pub fn run_index(ctx: &ReportContext, charts: &[RunChart]) -> String {
+/// The `index.html` of a run report folder: `charts` are the run charts, `profile_charts` the
+/// auto-upgrade charts (shown with the profile summaries when the scenario has profiles).
+pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[RunChart]) -> String {
     let summary = summary(ctx);
     let rows = member_rows(ctx);
     let mut body = String::new();
     header_section(&mut body, ctx, &summary);
+    // Profiles come first: with many generated runs, they are the roll-up a reviewer reads first.
+    autoupgrade_section(&mut body, &summary, profile_charts);
     summary_section(&mut body, &summary);
     body.push_str("<h2 id=\"charts\">Charts</h2>\n");
     for chart in charts {
@@ -216,10 +219,78 @@ fn header_section(out: &mut String, ctx: &ReportContext, summary: &Summary) {
         plural(summary.members, "member", "members"),
         plural(summary.runs.len(), "update run", "update runs"),
     );
-    out.push_str(
-        "<nav><a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#stages\">Stages</a>\
-         <a href=\"#failures\">Failures</a><a href=\"#members\">Members</a></nav>\n",
+    let autoupgrade = if summary.profiles.is_empty() { "" } else { "<a href=\"#autoupgrade\">Auto-upgrade</a>" };
+    let _ = writeln!(
+        out,
+        "<nav>{autoupgrade}<a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#stages\">Stages</a>\
+         <a href=\"#failures\">Failures</a><a href=\"#members\">Members</a></nav>",
     );
+}
+
+/// Auto-upgrade profiles: runs generated, final target and lag per profile, then their charts.
+fn autoupgrade_section(out: &mut String, summary: &Summary, charts: &[RunChart]) {
+    if summary.profiles.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"autoupgrade\">Auto-upgrade</h2>\n");
+    let generated: usize = summary.profiles.iter().map(|p| p.runs_generated).sum();
+    let _ = writeln!(
+        out,
+        "<p>{} generated {}.</p>",
+        plural(summary.profiles.len(), "auto-upgrade profile", "auto-upgrade profiles"),
+        plural(generated, "update run", "update runs")
+    );
+    let header: Vec<String> = [
+        "profile",
+        "channel",
+        "runs generated",
+        "final target",
+        "members behind",
+        "lag mean d",
+        "lag p50 d",
+        "lag p90 d",
+        "lag max d",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = summary
+        .profiles
+        .iter()
+        .map(|p| {
+            let name = if p.disabled { format!("{} (disabled)", p.name) } else { p.name.clone() };
+            let mut row = vec![
+                name,
+                p.channel.to_string(),
+                p.runs_generated.to_string(),
+                p.final_target.clone().unwrap_or_else(|| "n/a".into()),
+            ];
+            match &p.lag_days {
+                Some(lag) => row.extend([
+                    lag.members_behind.to_string(),
+                    format!("{:.1}", lag.mean),
+                    format!("{:.1}", lag.p50),
+                    format!("{:.1}", lag.p90),
+                    format!("{:.1}", lag.max),
+                ]),
+                None => row.extend(std::iter::repeat_n("n/a".to_string(), 5)),
+            }
+            row
+        })
+        .collect();
+    table(out, &header, &rows);
+    out.push_str(
+        "<p class=\"meta\">Lag: days since the channel's target first moved beyond the member's Kubernetes \
+         version, at the end of the simulation (Kubernetes channels only; NodeImage and SecurityPatch channels \
+         have no Kubernetes target). Details: <a href=\"runs.csv\">runs.csv</a>, \
+         <a href=\"versions.csv\">versions.csv</a>, <a href=\"fleet-metrics.csv\">fleet-metrics.csv</a>, \
+         <a href=\"kubernetes-versions.csv\">kubernetes-versions.csv</a>, \
+         <a href=\"release-latency.csv\">release-latency.csv</a>.</p>\n",
+    );
+    for chart in charts {
+        let stem = format!("charts/{}", chart.name);
+        figure(out, &format!("chart-{}", chart.name), &chart.title, &chart.chart.svg, &chart.caption, Some(&stem));
+    }
 }
 
 /// Up to this many runs, the summary table has one column per run.

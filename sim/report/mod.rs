@@ -45,17 +45,19 @@ pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
     }
     files.push(("runs.csv".into(), profiles::runs_csv(ctx)?));
     files.push(("versions.csv".into(), profiles::versions_csv(ctx)?));
+    let mut profile_charts = Vec::new();
     if !ctx.scenario.profiles.is_empty() {
-        let (metrics, versions) = profiles::fleet_metrics_csv(ctx)?;
-        files.push(("fleet-metrics.csv".into(), metrics));
-        files.push(("kubernetes-versions.csv".into(), versions));
+        let fleet = profiles::fleet_days(ctx);
+        files.push(("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, &fleet)?));
+        files.push(("kubernetes-versions.csv".into(), profiles::kubernetes_versions_csv(&fleet)?));
         files.push(("release-latency.csv".into(), profiles::release_latency_csv(ctx)?));
+        profile_charts = charts::profiles::profile_charts(ctx, &fleet, &profiles::end_state(ctx))?;
     }
     let charts = charts::run::run_charts(ctx)?;
-    for chart in &charts {
+    for chart in charts.iter().chain(&profile_charts) {
         files.extend(chart.chart.files(&format!("charts/{}", chart.name)));
     }
-    files.push(("index.html".into(), html::run_index(ctx, &charts).into_bytes()));
+    files.push(("index.html".into(), html::run_index(ctx, &charts, &profile_charts).into_bytes()));
     Ok(files)
 }
 

@@ -151,29 +151,57 @@ fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// `fleet-metrics.csv` (one row per day) and `kubernetes-versions.csv` (members per minor per day).
-pub fn fleet_metrics_csv(ctx: &ReportContext) -> csv::Result<(Vec<u8>, Vec<u8>)> {
-    let mut metrics = csv::Writer::from_writer(Vec::new());
-    let mut header = vec![
-        "date".to_string(),
-        "members".to_string(),
-        "supported_share".to_string(),
-        format!("image_older_than_{OLD_IMAGE_DAYS}d"),
-        "mean_image_age_days".to_string(),
-    ];
-    let kube_profiles: Vec<usize> =
-        ctx.scenario.profiles.iter().enumerate().filter(|(_, p)| p.channel.is_kubernetes()).map(|(i, _)| i).collect();
-    for &p in &kube_profiles {
-        let name = &ctx.scenario.profiles[p].name;
-        header.push(format!("{name}_members_behind"));
-        header.push(format!("{name}_mean_days_behind"));
-        header.push(format!("{name}_max_days_behind"));
+/// The fleet on one day of the simulation, sampled at the scenario start's time of day: the rows of
+/// `fleet-metrics.csv` and `kubernetes-versions.csv`, and the data of the auto-upgrade charts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetDay {
+    pub time: Time,
+    /// Members on a minor at most two behind the newest released one.
+    pub supported: usize,
+    /// Members whose oldest pool image is older than [`OLD_IMAGE_DAYS`].
+    pub old_images: usize,
+    /// Mean age in days of the members' oldest pool image (over members with a known image).
+    pub mean_image_age: f64,
+    /// Per Kubernetes-channel profile ([`FleetDays::kubernetes_profiles`]): how far members are behind.
+    pub lag: Vec<DayLag>,
+    /// Members per Kubernetes minor version, oldest minor first (minors with no member left out).
+    pub per_minor: Vec<(MinorVersion, usize)>,
+}
+
+/// Members behind a Kubernetes channel's target on one day.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DayLag {
+    pub behind: usize,
+    pub mean: f64,
+    pub max: f64,
+}
+
+/// The fleet day by day, from the scenario start to the end of the simulation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleetDays {
+    pub members: usize,
+    /// Indices (in the scenario's profiles) of the Kubernetes-channel profiles, the order of `lag`.
+    pub kubernetes_profiles: Vec<usize>,
+    pub days: Vec<FleetDay>,
+}
+
+impl FleetDays {
+    /// Every minor version some member was on during the simulation, oldest first.
+    pub fn minors(&self) -> Vec<MinorVersion> {
+        let all: std::collections::BTreeSet<MinorVersion> =
+            self.days.iter().flat_map(|d| d.per_minor.iter().map(|(m, _)| *m)).collect();
+        all.into_iter().collect()
     }
-    metrics.write_record(&header)?;
-    let mut versions = csv::Writer::from_writer(Vec::new());
-    versions.write_record(["date", "minor", "members"])?;
+}
+
+/// Replays the version changes day by day: the one computation behind `fleet-metrics.csv`,
+/// `kubernetes-versions.csv` and the charts drawn from them.
+pub fn fleet_days(ctx: &ReportContext) -> FleetDays {
+    let kubernetes_profiles: Vec<usize> =
+        ctx.scenario.profiles.iter().enumerate().filter(|(_, p)| p.channel.is_kubernetes()).map(|(i, _)| i).collect();
     let mut replay = Replay::new(ctx);
     let members = ctx.scenario.fleet.len();
+    let mut days = Vec::new();
     let mut t = ctx.scenario.start;
     let end = ctx.result.end.max(ctx.scenario.start);
     while t <= end {
@@ -186,36 +214,86 @@ pub fn fleet_metrics_csv(ctx: &ReportContext) -> csv::Result<(Vec<u8>, Vec<u8>)>
             .filter(|v| newest.is_none_or(|n: MinorVersion| v.minor_version().minors_behind(n) <= 2))
             .count();
         let ages: Vec<f64> = (0..members).filter_map(|m| replay.oldest_image_age_days(m, t)).collect();
-        let old = ages.iter().filter(|a| **a > OLD_IMAGE_DAYS as f64).count();
-        let mean_age = if ages.is_empty() { 0.0 } else { ages.iter().sum::<f64>() / ages.len() as f64 };
-        let mut row = vec![
-            t.to_rfc3339()[..10].to_string(),
-            members.to_string(),
-            format!("{}", round(if members == 0 { 1.0 } else { supported as f64 / members as f64 })),
-            old.to_string(),
-            format!("{}", round(mean_age)),
-        ];
-        for &p in &kube_profiles {
-            let targets = &ctx.result.profiles[p].targets;
-            let lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(targets, *v, t)).collect();
-            let behind = lags.iter().filter(|l| **l > 0.0).count();
-            let mean = if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 };
-            let max = lags.iter().cloned().fold(0.0, f64::max);
-            row.extend([behind.to_string(), format!("{}", round(mean)), format!("{}", round(max))]);
-        }
-        metrics.write_record(&row)?;
+        let old_images = ages.iter().filter(|a| **a > OLD_IMAGE_DAYS as f64).count();
+        let mean_image_age = if ages.is_empty() { 0.0 } else { ages.iter().sum::<f64>() / ages.len() as f64 };
+        let lag = kubernetes_profiles
+            .iter()
+            .map(|&p| {
+                let targets = &ctx.result.profiles[p].targets;
+                let lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(targets, *v, t)).collect();
+                DayLag {
+                    behind: lags.iter().filter(|l| **l > 0.0).count(),
+                    mean: if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 },
+                    max: lags.iter().cloned().fold(0.0, f64::max),
+                }
+            })
+            .collect();
         let mut per_minor: BTreeMap<MinorVersion, usize> = BTreeMap::new();
         for v in &replay.kubernetes {
             *per_minor.entry(v.minor_version()).or_default() += 1;
         }
-        for (minor, n) in per_minor {
-            versions.write_record([t.to_rfc3339()[..10].to_string(), minor.to_string(), n.to_string()])?;
-        }
+        days.push(FleetDay {
+            time: t,
+            supported,
+            old_images,
+            mean_image_age,
+            lag,
+            per_minor: per_minor.into_iter().collect(),
+        });
         t = t + Duration::days(1);
     }
-    let metrics = metrics.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
-    let versions = versions.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
-    Ok((metrics, versions))
+    FleetDays { members, kubernetes_profiles, days }
+}
+
+fn date(t: Time) -> String {
+    t.to_rfc3339()[..10].to_string()
+}
+
+/// `fleet-metrics.csv`: one row per day of [`fleet_days`].
+pub fn fleet_metrics_csv(ctx: &ReportContext, fleet: &FleetDays) -> csv::Result<Vec<u8>> {
+    let mut metrics = csv::Writer::from_writer(Vec::new());
+    let mut header = vec![
+        "date".to_string(),
+        "members".to_string(),
+        "supported_share".to_string(),
+        format!("image_older_than_{OLD_IMAGE_DAYS}d"),
+        "mean_image_age_days".to_string(),
+    ];
+    for &p in &fleet.kubernetes_profiles {
+        let name = &ctx.scenario.profiles[p].name;
+        header.push(format!("{name}_members_behind"));
+        header.push(format!("{name}_mean_days_behind"));
+        header.push(format!("{name}_max_days_behind"));
+    }
+    metrics.write_record(&header)?;
+    let members = fleet.members;
+    for day in &fleet.days {
+        let share = if members == 0 { 1.0 } else { day.supported as f64 / members as f64 };
+        let mut row = vec![
+            date(day.time),
+            members.to_string(),
+            format!("{}", round(share)),
+            day.old_images.to_string(),
+            format!("{}", round(day.mean_image_age)),
+        ];
+        for lag in &day.lag {
+            row.extend([lag.behind.to_string(), format!("{}", round(lag.mean)), format!("{}", round(lag.max))]);
+        }
+        metrics.write_record(&row)?;
+    }
+    metrics.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+}
+
+/// `kubernetes-versions.csv`: members per minor version per day of [`fleet_days`].
+pub fn kubernetes_versions_csv(fleet: &FleetDays) -> csv::Result<Vec<u8>> {
+    let mut versions = csv::Writer::from_writer(Vec::new());
+    versions.write_record(["date", "minor", "members"])?;
+    for day in &fleet.days {
+        for (minor, n) in &day.per_minor {
+            versions.write_record([date(day.time), minor.to_string(), n.to_string()])?;
+        }
+    }
+    versions.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
 /// `release-latency.csv`: per release that first reached a region during the simulation, how many
@@ -282,30 +360,69 @@ pub struct LagSummary {
     pub max: f64,
 }
 
-pub fn profile_summaries(ctx: &ReportContext) -> Vec<ProfileSummary> {
+impl LagSummary {
+    /// The summary of days behind, `sorted` ascending (one value per member).
+    pub fn of(sorted: &[f64]) -> LagSummary {
+        LagSummary {
+            members_behind: sorted.iter().filter(|l| **l > 0.0).count(),
+            mean: round(if sorted.is_empty() { 0.0 } else { sorted.iter().sum::<f64>() / sorted.len() as f64 }),
+            p50: round(quantile(sorted, 0.5)),
+            p90: round(quantile(sorted, 0.9)),
+            max: round(sorted.last().copied().unwrap_or(0.0)),
+        }
+    }
+}
+
+/// The `q` quantile of ascending values by the nearest-rank rule (0 when empty).
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    sorted.get(((sorted.len() as f64 * q).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0)
+}
+
+/// The fleet at the end of the simulation: the distributions behind `lagDays` in `summary.json` and
+/// the lag chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndState {
+    pub time: Time,
+    /// Per scenario profile, Kubernetes channels only: days each member is behind the channel's
+    /// target, ascending.
+    pub lags: Vec<Option<Vec<f64>>>,
+    /// Age in days of each member's oldest pool image (members with a known image), ascending.
+    pub image_ages: Vec<f64>,
+}
+
+pub fn end_state(ctx: &ReportContext) -> EndState {
+    let end = ctx.result.end;
     let mut replay = Replay::new(ctx);
-    replay.advance_to(ctx.result.end);
-    ctx.scenario
+    replay.advance_to(end);
+    let lags = ctx
+        .scenario
         .profiles
         .iter()
         .enumerate()
         .map(|(p, spec)| {
-            let outcome = &ctx.result.profiles[p];
-            let lag_days = spec.channel.is_kubernetes().then(|| {
-                let mut lags: Vec<f64> =
-                    replay.kubernetes.iter().map(|v| days_behind(&outcome.targets, *v, ctx.result.end)).collect();
+            spec.channel.is_kubernetes().then(|| {
+                let targets = &ctx.result.profiles[p].targets;
+                let mut lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(targets, *v, end)).collect();
                 lags.sort_by(f64::total_cmp);
-                let pick = |q: f64| {
-                    lags.get(((lags.len() as f64 * q).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0.0)
-                };
-                LagSummary {
-                    members_behind: lags.iter().filter(|l| **l > 0.0).count(),
-                    mean: round(if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 }),
-                    p50: round(pick(0.5)),
-                    p90: round(pick(0.9)),
-                    max: round(lags.last().copied().unwrap_or(0.0)),
-                }
-            });
+                lags
+            })
+        })
+        .collect();
+    let mut image_ages: Vec<f64> =
+        (0..ctx.scenario.fleet.len()).filter_map(|m| replay.oldest_image_age_days(m, end)).collect();
+    image_ages.sort_by(f64::total_cmp);
+    EndState { time: end, lags, image_ages }
+}
+
+pub fn profile_summaries(ctx: &ReportContext) -> Vec<ProfileSummary> {
+    let end = end_state(ctx);
+    ctx.scenario
+        .profiles
+        .iter()
+        .zip(&end.lags)
+        .enumerate()
+        .map(|(p, (spec, lags))| {
+            let outcome = &ctx.result.profiles[p];
             ProfileSummary {
                 name: spec.name.clone(),
                 channel: spec.channel.api_name(),
@@ -313,7 +430,7 @@ pub fn profile_summaries(ctx: &ReportContext) -> Vec<ProfileSummary> {
                 runs_generated: outcome.runs.len(),
                 runs: outcome.runs.iter().map(|r| ctx.result.runs[*r as usize].name.clone()).collect(),
                 final_target: outcome.targets.last().map(|(_, v)| v.to_string()),
-                lag_days,
+                lag_days: lags.as_deref().map(LagSummary::of),
             }
         })
         .collect()

@@ -230,3 +230,31 @@ fn the_sweep_index_renders_in_chromium_with_its_charts_and_no_console_message() 
     let inked = rgb.iter().filter(|p| !near(**p, [255, 255, 255], 8)).count();
     assert!(inked * 50 > rgb.len(), "the page is not blank");
 }
+
+#[test]
+fn a_profile_report_renders_in_chromium_with_its_auto_upgrade_charts_and_no_console_message() {
+    let Some(chromium) =
+        browser("a_profile_report_renders_in_chromium_with_its_auto_upgrade_charts_and_no_console_message")
+    else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let (scenario, result) = run(&crate::profile_charts::small_profile_report());
+    let files = report::render(&ReportContext::new(&scenario, &result)).unwrap();
+    let folder = work.path().join("report");
+    report::write_folder(&folder, &files).unwrap();
+    let rendered = open(&chromium, &folder.join("index.html"), work.path());
+
+    assert!(rendered.console.is_empty(), "console messages:\n{}", rendered.console.join("\n"));
+    let profile_charts = crate::profile_charts::PROFILE_CHARTS;
+    for name in ["gantt", "completion", "concurrency", "pending"].iter().chain(&profile_charts) {
+        assert!(rendered.dom.contains(&format!("id=\"chart-{name}\"")), "chart {name} is in the DOM");
+    }
+    assert_eq!(rendered.dom.matches("<svg").count(), 4 + profile_charts.len(), "every chart is inline");
+    assert!(rendered.dom.contains("id=\"autoupgrade\"") && rendered.dom.contains("lag p90 d"));
+
+    let (_, _, rgb) = pixels(&rendered.screenshot);
+    // The oldest minor's band (the dark end of viridis) is drawn on the page.
+    let band = rgb.iter().filter(|p| near(**p, [0x44, 0x01, 0x54], 16)).count();
+    assert!(band > 2_000, "the Kubernetes versions chart is visible in the screenshot ({band} pixels)");
+}

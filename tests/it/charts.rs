@@ -95,7 +95,7 @@ fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {
 const CHARTS: [&str; 4] = ["gantt", "completion", "concurrency", "pending"];
 
 /// Width and height of a PNG, and whether it has more than one colour.
-fn png_facts(bytes: &[u8]) -> (u32, u32, bool) {
+pub fn png_facts(bytes: &[u8]) -> (u32, u32, bool) {
     let decoder = png::Decoder::new(bytes);
     let mut reader = decoder.read_info().expect("a PNG header");
     let mut pixels = vec![0; reader.output_buffer_size()];
@@ -107,7 +107,7 @@ fn png_facts(bytes: &[u8]) -> (u32, u32, bool) {
 }
 
 /// `width="…" height="…"` of an SVG root element.
-fn svg_size(svg: &str) -> (u32, u32) {
+pub fn svg_size(svg: &str) -> (u32, u32) {
     let attribute = |name: &str| -> u32 {
         let at = svg.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
         svg[at..].split('"').next().unwrap().parse().unwrap()
@@ -192,7 +192,7 @@ fn five_thousand_members_are_aggregated_per_group_and_stay_small() {
 }
 
 /// Tag balance of an HTML page with SVG inside: every non-void element closed in order.
-fn check_well_formed(page: &str) {
+pub fn check_well_formed(page: &str) {
     const VOID: [&str; 6] = ["meta", "link", "br", "hr", "img", "input"];
     let mut stack: Vec<String> = Vec::new();
     let mut rest = page;

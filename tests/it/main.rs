@@ -13,5 +13,6 @@ mod world_models;
 
 mod browser;
 mod charts;
+mod profile_charts;
 
 mod sweeps;

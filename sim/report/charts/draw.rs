@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Timelike, Utc};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, ValueFormatter};
 use plotters::coord::types::RangedCoordf64;
@@ -40,6 +40,21 @@ pub const SERIES: [RGBColor; 7] = [
 
 pub fn series_color(i: usize) -> RGBColor {
     SERIES[i % SERIES.len()]
+}
+
+const VIRIDIS: [(f64, f64, f64); 5] =
+    [(68.0, 1.0, 84.0), (59.0, 82.0, 139.0), (33.0, 145.0, 140.0), (94.0, 201.0, 98.0), (253.0, 231.0, 37.0)];
+
+/// Viridis colour at `t` in `[0, 1]`, linearly between five stops (dark violet to yellow; readable
+/// with the common colour-vision deficiencies and in grey).
+pub fn viridis(t: f64) -> RGBColor {
+    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.5 };
+    let x = t * (VIRIDIS.len() - 1) as f64;
+    let i = (x.floor() as usize).min(VIRIDIS.len() - 2);
+    let f = x - i as f64;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    let mix = |p: f64, q: f64| (p + (q - p) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
 }
 
 pub fn font(size: f64) -> TextStyle<'static> {
@@ -155,6 +170,57 @@ pub fn time_label(t: f64, step_seconds: i64) -> String {
     if step_seconds < 86_400 { dt.format("%b %d %H:%M").to_string() } else { dt.format("%Y-%m-%d").to_string() }
 }
 
+/// A date axis for day-by-day series: ticks on the first of a month, every 1, 2, 3, 6 or 12 months
+/// (or more), for spans of 60 days or more; shorter spans get a [`time_axis`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct DateAxis {
+    pub ticks: Vec<f64>,
+    /// Months between ticks; 0 for a [`time_axis`].
+    months: i64,
+    step_seconds: i64,
+}
+
+const MONTH_STEPS: [i64; 8] = [1, 2, 3, 6, 12, 24, 60, 120];
+
+impl DateAxis {
+    /// A tick label: `Apr 2026` for month steps, `2027` for year steps, else as [`time_label`] (UTC).
+    pub fn label(&self, t: f64) -> String {
+        if self.months == 0 {
+            return time_label(t, self.step_seconds);
+        }
+        let Some(dt) = DateTime::<Utc>::from_timestamp(t.round() as i64, 0) else {
+            return String::new();
+        };
+        if self.months >= 12 { dt.format("%Y").to_string() } else { dt.format("%b %Y").to_string() }
+    }
+}
+
+/// Ticks for `[start, end]` (seconds since the epoch), at most about `max_ticks`.
+pub fn date_axis(start: i64, end: i64, max_ticks: usize) -> DateAxis {
+    let month_index = |dt: DateTime<Utc>| dt.year() as i64 * 12 + dt.month0() as i64;
+    let month_start = |m: i64| {
+        let year = i32::try_from(m.div_euclid(12)).ok()?;
+        let day = NaiveDate::from_ymd_opt(year, m.rem_euclid(12) as u32 + 1, 1)?;
+        Some(day.and_hms_opt(0, 0, 0)?.and_utc().timestamp())
+    };
+    if end - start >= 60 * 86_400
+        && let (Some(a), Some(b)) = (DateTime::<Utc>::from_timestamp(start, 0), DateTime::<Utc>::from_timestamp(end, 0))
+    {
+        let on_month_start = a.day() == 1 && a.num_seconds_from_midnight() == 0;
+        let first = month_index(a) + if on_month_start { 0 } else { 1 };
+        let last = month_index(b);
+        for months in MONTH_STEPS {
+            let indices: Vec<i64> = (first..=last).filter(|m| m.rem_euclid(months) == 0).collect();
+            if indices.len() <= max_ticks.max(2) || months == MONTH_STEPS[MONTH_STEPS.len() - 1] {
+                let ticks = indices.into_iter().take(100).filter_map(month_start).map(|t| t as f64).collect();
+                return DateAxis { ticks, months, step_seconds: 0 };
+            }
+        }
+    }
+    let axis = time_axis(start, end, max_ticks);
+    DateAxis { ticks: axis.ticks, months: 0, step_seconds: axis.step_seconds }
+}
+
 /// Round numeric ticks (1, 2, 5 × 10^k) over `[lo, hi]`, at most about `max_ticks`; `min_step`
 /// keeps count axes on whole numbers.
 pub fn nice_ticks(lo: f64, hi: f64, max_ticks: usize, min_step: f64) -> (Vec<f64>, f64) {
@@ -232,6 +298,8 @@ pub enum Mark {
     Thin,
     /// A line.
     Line,
+    /// A dashed line.
+    Dashed,
 }
 
 /// Draws legend entries left to right from `(x, y)`, wrapping at the area's right edge. Returns
@@ -255,6 +323,10 @@ pub fn legend<DB: DrawingBackend>(
             Mark::Swatch => area.draw(&Rectangle::new([(cx, cy - 6), (cx + 14, cy + 6)], color.filled()))?,
             Mark::Thin => area.draw(&Rectangle::new([(cx, cy - 3), (cx + 14, cy + 3)], color.filled()))?,
             Mark::Line => area.draw(&PathElement::new(vec![(cx, cy), (cx + 14, cy)], color.stroke_width(2)))?,
+            Mark::Dashed => {
+                area.draw(&PathElement::new(vec![(cx, cy), (cx + 5, cy)], color.stroke_width(2)))?;
+                area.draw(&PathElement::new(vec![(cx + 9, cy), (cx + 14, cy)], color.stroke_width(2)))?;
+            }
         }
         area.draw(&Text::new(label.clone(), (cx + 19, cy), style.clone()))?;
         cx += 19 + text_w + 18;
@@ -352,6 +424,24 @@ mod tests {
         assert_eq!(long.step_seconds, 14 * 86_400);
         assert_eq!(time_label(long.ticks[0], long.step_seconds), "2026-03-16", "week steps fall on Mondays");
         assert_eq!(time_axis(T0, T0, 8).ticks, vec![T0 as f64], "an empty span still gets a tick");
+    }
+
+    #[test]
+    fn date_axis_uses_month_starts_for_long_spans() {
+        let year = date_axis(T0, T0 + 365 * 86_400, 13);
+        assert_eq!(year.ticks.len(), 12);
+        assert_eq!(year.label(year.ticks[0]), "Apr 2026");
+        assert_eq!(year.label(year.ticks[11]), "Mar 2027");
+        let few = date_axis(T0, T0 + 365 * 86_400, 5);
+        assert_eq!(
+            few.ticks.iter().map(|t| few.label(*t)).collect::<Vec<_>>(),
+            ["Apr 2026", "Jul 2026", "Oct 2026", "Jan 2027"]
+        );
+        let decade = date_axis(T0, T0 + 3650 * 86_400, 6);
+        assert_eq!(decade.label(decade.ticks[0]), "2028");
+        let month = date_axis(T0, T0 + 30 * 86_400, 8);
+        assert_eq!(month.label(month.ticks[0]), "2026-03-09", "short spans get weekly dates");
+        assert_eq!(date_axis(T0, T0, 8).ticks.len(), 1);
     }
 
     #[test]

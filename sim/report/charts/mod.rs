@@ -7,9 +7,12 @@
 //!
 //! - [`run`]: Gantt timeline, completion, concurrency and Pending-by-reason charts of a simulation.
 //! - [`sweep`]: a line with a confidence band, a heatmap and a Pareto scatter, for sweep reports.
+//! - [`profiles`]: Kubernetes versions over time and days behind target, when there are auto-upgrade
+//!   profiles.
 //! - [`tracks`]: member state histories derived from the timeline, which the run charts draw.
 
 mod draw;
+pub mod profiles;
 pub mod run;
 pub mod sweep;
 pub mod tracks;

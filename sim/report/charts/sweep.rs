@@ -144,20 +144,6 @@ struct Heatmap<'a> {
     grid: Vec<Vec<Option<f64>>>,
 }
 
-const VIRIDIS: [(f64, f64, f64); 5] =
-    [(68.0, 1.0, 84.0), (59.0, 82.0, 139.0), (33.0, 145.0, 140.0), (94.0, 201.0, 98.0), (253.0, 231.0, 37.0)];
-
-/// Viridis colour at `t` in `[0, 1]`, linearly between five stops.
-fn viridis(t: f64) -> RGBColor {
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.5 };
-    let x = t * (VIRIDIS.len() - 1) as f64;
-    let i = (x.floor() as usize).min(VIRIDIS.len() - 2);
-    let f = x - i as f64;
-    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
-    let mix = |p: f64, q: f64| (p + (q - p) * f).round() as u8;
-    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
-}
-
 const MISSING: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
 const MAX_AXIS_LABEL_CHARS: usize = 18;
 
@@ -243,8 +229,8 @@ impl Figure for Heatmap<'_> {
             for (j, value) in row.iter().enumerate() {
                 let x = j as f64;
                 let color = match (value, range) {
-                    (Some(v), Some((lo, hi))) if hi > lo => viridis((v - lo) / (hi - lo)),
-                    (Some(_), _) => viridis(0.5),
+                    (Some(v), Some((lo, hi))) if hi > lo => draw::viridis((v - lo) / (hi - lo)),
+                    (Some(_), _) => draw::viridis(0.5),
                     (None, _) => MISSING,
                 };
                 chart.draw_series(std::iter::once(Rectangle::new([(x, y), (x + 1.0, y + 1.0)], color.filled())))?;
@@ -280,7 +266,7 @@ impl Heatmap<'_> {
             let t = 1.0 - k as f64 / (steps - 1) as f64;
             let top = y0 + k * height / steps;
             let bottom = y0 + (k + 1) * height / steps;
-            area.draw(&Rectangle::new([(x0, top), (x0 + 18, bottom)], viridis(t).filled()))?;
+            area.draw(&Rectangle::new([(x0, top), (x0 + 18, bottom)], draw::viridis(t).filled()))?;
         }
         let style = draw::anchored(draw::font(11.0), HPos::Left, VPos::Center);
         for (t, value) in [(1.0, hi), (0.5, (lo + hi) / 2.0), (0.0, lo)] {
@@ -443,8 +429,8 @@ mod tests {
 
     #[test]
     fn viridis_ends() {
-        assert_eq!(viridis(0.0), RGBColor(68, 1, 84));
-        assert_eq!(viridis(1.0), RGBColor(253, 231, 37));
-        assert_eq!(viridis(f64::NAN), viridis(0.5));
+        assert_eq!(draw::viridis(0.0), RGBColor(68, 1, 84));
+        assert_eq!(draw::viridis(1.0), RGBColor(253, 231, 37));
+        assert_eq!(draw::viridis(f64::NAN), draw::viridis(0.5));
     }
 }
