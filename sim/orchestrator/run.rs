@@ -1394,12 +1394,16 @@ impl UpdateRun {
     /// rows": a state held for zero time is not a row).
     pub fn flush(&mut self, out: &mut Vec<Transition>) {
         let start = out.len();
-        for (entity, from) in std::mem::take(&mut self.journal) {
+        // The journal's buffer is kept for the next instant (one allocation per run, not per instant).
+        let mut journal = std::mem::take(&mut self.journal);
+        for &(entity, from) in &journal {
             let (to, note) = self.entity_state(entity);
             if to != from {
                 out.push(Transition { entity, from, to, note });
             }
         }
+        journal.clear();
+        self.journal = journal;
         out[start..].sort_by_key(|t| t.entity.order_key());
         self.epoch += 1;
     }
