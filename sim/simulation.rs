@@ -296,7 +296,7 @@ impl Sim<'_> {
                     }
                     self.events_processed += 1;
                 }
-                for (run, _) in touched.clone().iter().enumerate().filter(|(_, t)| **t) {
+                for run in (0..touched.len()).filter(|&r| touched[r]) {
                     self.schedule(run as RunId, now);
                 }
             }
