@@ -108,6 +108,44 @@ impl ValueFormatter<f64> for Axis {
     }
 }
 
+/// The layout of an x/y chart: our axes, how their ticks are labelled and what they are called.
+pub struct Frame<'f> {
+    pub x: Axis,
+    pub y: Axis,
+    pub x_label: &'f dyn Fn(&f64) -> String,
+    pub y_label: &'f dyn Fn(&f64) -> String,
+    pub x_desc: &'f str,
+    pub y_desc: &'f str,
+    /// Right margin, then the heights of the x and y label areas, in pixels.
+    pub sizes: (u32, u32, u32),
+}
+
+/// Builds an x/y chart on `area` and draws its grid, tick labels and axis names, the look every
+/// line, band and scatter chart shares.
+pub fn xy_chart<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    frame: Frame,
+) -> Result<ChartContext<'a, DB, Cartesian2d<Axis, Axis>>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let (right, x_area, y_area) = frame.sizes;
+    let mut chart = ChartBuilder::on(area)
+        .margin_right(right)
+        .margin_bottom(8)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area)
+        .build_cartesian_2d(frame.x, frame.y)?;
+    chart
+        .configure_mesh()
+        .bold_line_style(GRID)
+        .x_label_formatter(frame.x_label)
+        .y_label_formatter(frame.y_label)
+        .label_style(font(12.0))
+        .x_desc(frame.x_desc)
+        .y_desc(frame.y_desc)
+        .axis_desc_style(font(13.0))
+        .draw()?;
+    Ok(chart)
+}
+
 /// A calendar-aligned time axis: ticks at multiples of a round step, labelled in UTC.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimeAxis {

@@ -189,22 +189,18 @@ impl Figure for Versions {
         let (x_lo, x_hi, axis) = date_frame(&self.points);
         let y_hi = self.members as f64 * if self.releases.is_empty() { 1.04 } else { 1.09 };
         let (y_ticks, y_step) = draw::nice_ticks(0.0, y_hi, 8, 1.0);
-        let mut chart = ChartBuilder::on(&area)
-            .margin_right(24)
-            .margin_bottom(8)
-            .x_label_area_size(46)
-            .y_label_area_size(70)
-            .build_cartesian_2d(Axis::new(x_lo..x_hi, axis.ticks.clone()), Axis::new(0.0..y_hi, y_ticks))?;
-        chart
-            .configure_mesh()
-            .bold_line_style(draw::GRID)
-            .x_label_formatter(&|v| axis.label(*v))
-            .y_label_formatter(&|v| draw::number_label(*v, y_step))
-            .label_style(draw::font(12.0))
-            .x_desc("date (UTC)")
-            .y_desc("members")
-            .axis_desc_style(draw::font(13.0))
-            .draw()?;
+        let mut chart = draw::xy_chart(
+            &area,
+            draw::Frame {
+                x: Axis::new(x_lo..x_hi, axis.ticks.clone()),
+                y: Axis::new(0.0..y_hi, y_ticks),
+                x_label: &|v| axis.label(*v),
+                y_label: &|v| draw::number_label(*v, y_step),
+                x_desc: "date (UTC)",
+                y_desc: "members",
+                sizes: (24, 46, 70),
+            },
+        )?;
         // Cumulative bands drawn from the top down, each from zero: every band covers the lower edge
         // of the one above it, so no seam of background shows between bands.
         let mut cumulative: Vec<Vec<usize>> = Vec::with_capacity(self.counts.len());
@@ -613,22 +609,18 @@ impl Figure for LagOverTime {
         let y_max = self.series.iter().flat_map(|s| s.3.iter()).copied().filter(|v| v.is_finite()).fold(1.0, f64::max);
         let y_hi = y_max * 1.08 + 0.5;
         let (y_ticks, y_step) = draw::nice_ticks(0.0, y_hi, 8, 1.0);
-        let mut chart = ChartBuilder::on(&area)
-            .margin_right(24)
-            .margin_bottom(8)
-            .x_label_area_size(46)
-            .y_label_area_size(70)
-            .build_cartesian_2d(Axis::new(x_lo..x_hi, axis.ticks.clone()), Axis::new(0.0..y_hi, y_ticks))?;
-        chart
-            .configure_mesh()
-            .bold_line_style(draw::GRID)
-            .x_label_formatter(&|v| axis.label(*v))
-            .y_label_formatter(&|v| draw::number_label(*v, y_step))
-            .label_style(draw::font(12.0))
-            .x_desc("date (UTC)")
-            .y_desc("days")
-            .axis_desc_style(draw::font(13.0))
-            .draw()?;
+        let mut chart = draw::xy_chart(
+            &area,
+            draw::Frame {
+                x: Axis::new(x_lo..x_hi, axis.ticks.clone()),
+                y: Axis::new(0.0..y_hi, y_ticks),
+                x_label: &|v| axis.label(*v),
+                y_label: &|v| draw::number_label(*v, y_step),
+                x_desc: "date (UTC)",
+                y_desc: "days",
+                sizes: (24, 46, 70),
+            },
+        )?;
         for (_, color, dashed, values) in &self.series {
             let points = outline(self.points.iter().map(|&(x, k)| (x, values[k])).collect());
             if *dashed {

@@ -835,25 +835,18 @@ impl Figure for LinesFigure<'_> {
         let y_hi = y_max * 1.08 + 0.5;
         let (y_ticks, y_step) = draw::nice_ticks(0.0, y_hi, 8, 1.0);
         let step = frame.axis.step_seconds;
-        let mut chart = ChartBuilder::on(&area)
-            .margin_right(24)
-            .margin_bottom(8)
-            .x_label_area_size(46)
-            .y_label_area_size(70)
-            .build_cartesian_2d(
-                Axis::new(frame.lo..frame.hi, frame.axis.ticks.clone()),
-                Axis::new(0.0..y_hi, y_ticks),
-            )?;
-        chart
-            .configure_mesh()
-            .bold_line_style(draw::GRID)
-            .x_label_formatter(&|v| draw::time_label(*v, step))
-            .y_label_formatter(&|v| draw::number_label(*v, y_step))
-            .label_style(draw::font(12.0))
-            .x_desc("time (UTC)")
-            .y_desc(y_desc)
-            .axis_desc_style(draw::font(13.0))
-            .draw()?;
+        let mut chart = draw::xy_chart(
+            &area,
+            draw::Frame {
+                x: Axis::new(frame.lo..frame.hi, frame.axis.ticks.clone()),
+                y: Axis::new(0.0..y_hi, y_ticks),
+                x_label: &|v| draw::time_label(*v, step),
+                y_label: &|v| draw::number_label(*v, y_step),
+                x_desc: "time (UTC)",
+                y_desc,
+                sizes: (24, 46, 70),
+            },
+        )?;
         for s in &series {
             if s.fill {
                 chart.draw_series(AreaSeries::new(s.points.iter().copied(), 0.0, s.color.mix(0.15)))?;

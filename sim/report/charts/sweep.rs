@@ -86,22 +86,18 @@ impl Figure for LineFigure<'_> {
         let (y_lo, y_hi) = padded(y_min, y_max, 0.08);
         let (x_ticks, x_step) = draw::nice_ticks(x_lo, x_hi, 10, 0.0);
         let (y_ticks, y_step) = draw::nice_ticks(y_lo, y_hi, 8, 0.0);
-        let mut chart = ChartBuilder::on(&area)
-            .margin_right(30)
-            .margin_bottom(8)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(Axis::new(x_lo..x_hi, x_ticks), Axis::new(y_lo..y_hi, y_ticks))?;
-        chart
-            .configure_mesh()
-            .bold_line_style(draw::GRID)
-            .x_label_formatter(&|v| draw::number_label(*v, x_step))
-            .y_label_formatter(&|v| draw::number_label(*v, y_step))
-            .label_style(draw::font(12.0))
-            .x_desc(self.x_label)
-            .y_desc(self.y_label)
-            .axis_desc_style(draw::font(13.0))
-            .draw()?;
+        let mut chart = draw::xy_chart(
+            &area,
+            draw::Frame {
+                x: Axis::new(x_lo..x_hi, x_ticks),
+                y: Axis::new(y_lo..y_hi, y_ticks),
+                x_label: &|v| draw::number_label(*v, x_step),
+                y_label: &|v| draw::number_label(*v, y_step),
+                x_desc: self.x_label,
+                y_desc: self.y_label,
+                sizes: (30, 50, 80),
+            },
+        )?;
         let mut band: Vec<(f64, f64)> = self.points.iter().map(|p| (p.0, p.3)).collect();
         band.extend(self.points.iter().rev().map(|p| (p.0, p.2)));
         chart.draw_series(std::iter::once(Polygon::new(band, draw::RUNNING.mix(0.25).filled())))?;
@@ -366,22 +362,18 @@ impl Figure for Scatter<'_> {
         let (y_lo, y_hi) = fold(|p| p.2);
         let (x_ticks, x_step) = draw::nice_ticks(x_lo, x_hi, 10, 0.0);
         let (y_ticks, y_step) = draw::nice_ticks(y_lo, y_hi, 8, 0.0);
-        let mut chart = ChartBuilder::on(&area)
-            .margin_right(30)
-            .margin_bottom(8)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
-            .build_cartesian_2d(Axis::new(x_lo..x_hi, x_ticks), Axis::new(y_lo..y_hi, y_ticks))?;
-        chart
-            .configure_mesh()
-            .bold_line_style(draw::GRID)
-            .x_label_formatter(&|v| draw::number_label(*v, x_step))
-            .y_label_formatter(&|v| draw::number_label(*v, y_step))
-            .label_style(draw::font(12.0))
-            .x_desc(self.x_label)
-            .y_desc(self.y_label)
-            .axis_desc_style(draw::font(13.0))
-            .draw()?;
+        let mut chart = draw::xy_chart(
+            &area,
+            draw::Frame {
+                x: Axis::new(x_lo..x_hi, x_ticks),
+                y: Axis::new(y_lo..y_hi, y_ticks),
+                x_label: &|v| draw::number_label(*v, x_step),
+                y_label: &|v| draw::number_label(*v, y_step),
+                x_desc: self.x_label,
+                y_desc: self.y_label,
+                sizes: (30, 50, 80),
+            },
+        )?;
         let on_front: std::collections::BTreeSet<usize> = self.front.iter().copied().collect();
         chart.draw_series(
             self.points
