@@ -120,12 +120,15 @@ pub struct Frame<'f> {
     pub sizes: (u32, u32, u32),
 }
 
+/// A chart on two of our axes.
+pub type XyChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Axis, Axis>>;
+
 /// Builds an x/y chart on `area` and draws its grid, tick labels and axis names, the look every
 /// line, band and scatter chart shares.
 pub fn xy_chart<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     frame: Frame,
-) -> Result<ChartContext<'a, DB, Cartesian2d<Axis, Axis>>, DrawingAreaErrorKind<DB::ErrorType>> {
+) -> Result<XyChart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
     let (right, x_area, y_area) = frame.sizes;
     let mut chart = ChartBuilder::on(area)
         .margin_right(right)
