@@ -306,7 +306,9 @@ impl Sim<'_> {
                 }
             }
         }
-        if horizon_reached || self.queue.is_empty() && self.runs.iter().any(|r| r.running > 0) {
+        // A member still running has its completion queued, so only the horizon ends a simulation
+        // with work in flight.
+        if horizon_reached {
             end = horizon;
         }
         for run in &mut self.runs {
@@ -412,7 +414,7 @@ impl Sim<'_> {
             match command {
                 Command::Start { slot, member } => {
                     let attempt = self.world.start_upgrade(run, member, now);
-                    if self.world_received_bad(run, member) {
+                    if self.world.in_flight_received_bad(run, member) {
                         self.bad_release_members[run as usize].insert(member);
                     }
                     self.queue.push(
@@ -432,10 +434,6 @@ impl Sim<'_> {
             }
         }
         self.commands = commands;
-    }
-
-    fn world_received_bad(&self, run: RunId, member: MemberId) -> bool {
-        self.world.in_flight_received_bad(run, member)
     }
 
     fn note_version_changes(&mut self, run: RunId, member: MemberId, record: &UpgradeRecord, now: Time) {

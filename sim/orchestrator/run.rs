@@ -406,11 +406,6 @@ impl UpdateRun {
         !self.started || self.user_stop || self.failure_halt || self.current_stage_failed()
     }
 
-    /// Completed or Skipped: nothing will ever change again.
-    pub fn is_final(&self) -> bool {
-        matches!(self.state, UpdateState::Completed | UpdateState::Skipped)
-    }
-
     // ----- user actions (SEMANTICS §7, §11 "Restart") -----------------------------------------
 
     /// `start`: accepted on `NotStarted`, `Stopped` and `Failed`.
@@ -421,7 +416,7 @@ impl UpdateRun {
                 self.start_time = Some(now);
                 self.poll_anchor = Some(now);
             }
-            UpdateState::Stopped | UpdateState::Failed => self.restart(now),
+            UpdateState::Stopped | UpdateState::Failed => self.restart(),
             other => {
                 return Err(format!(
                     "start is accepted on NotStarted, Stopped and Failed runs; run \"{}\" is {other}",
@@ -436,7 +431,7 @@ impl UpdateRun {
     }
 
     /// Restart clears the halt and every trip but keeps the counts (SEMANTICS §11 "Restart").
-    fn restart(&mut self, now: Time) {
+    fn restart(&mut self) {
         self.user_stop = false;
         self.failure_halt = false;
         let retry = self.settings.retry_failed_on_restart;
@@ -445,7 +440,7 @@ impl UpdateRun {
             for g in 0..self.stages[s].groups.len() {
                 self.stages[s].groups[g].tripped = false;
                 if retry && self.stages[s].groups[g].phase != Phase::Done {
-                    self.retry_failed_members(s, g, now);
+                    self.retry_failed_members(s, g);
                 }
             }
         }
@@ -453,13 +448,13 @@ impl UpdateRun {
 
     /// `retryFailedOnRestart`: failed members of unfinished groups go back to `NotStarted`; their
     /// failures leave the counts, so `failureCount` keeps meaning "members that failed".
-    fn retry_failed_members(&mut self, s: usize, g: usize, now: Time) {
+    fn retry_failed_members(&mut self, s: usize, g: usize) {
         for i in 0..self.stages[s].groups[g].members.len() {
             if self.stages[s].groups[g].members[i].state != UpdateState::Failed {
                 continue;
             }
             let slot = Slot { stage: s as u16, group: g as u16, index: i as u32 };
-            self.set_member_state(slot, UpdateState::NotStarted, Note::message("retried after restart"), now);
+            self.set_member_state(slot, UpdateState::NotStarted, Note::message("retried after restart"));
             let group = &mut self.stages[s].groups[g];
             group.terminal -= 1;
             group.failure_count -= 1;
@@ -633,7 +628,7 @@ impl UpdateRun {
             Outcome::Completed(note) => (UpdateState::Completed, note),
             Outcome::Failed(note) => (UpdateState::Failed, note),
         };
-        self.set_member_state(slot, state, note, now);
+        self.set_member_state(slot, state, note);
         self.stages[s].groups[g].members[slot.index as usize].end_time = Some(now);
         let group = &mut self.stages[s].groups[g];
         group.running -= 1;
@@ -772,7 +767,7 @@ impl UpdateRun {
                     changed |= groups_changed;
                     !blocked && self.enter_after_phase(s, now, out)
                 }
-                Phase::After => self.finish_stage(s, now),
+                Phase::After => self.finish_stage(s),
                 Phase::Done => {
                     // The next stage waits for running members of a skipped stage (§11 "Reaching").
                     if self.stages[s].running == 0 {
@@ -931,11 +926,11 @@ impl UpdateRun {
             out.push(Command::ArmTimer { at, timer: Timer::WaitEnd(s as u16) });
         }
         self.stages[s].phase = Phase::After;
-        self.finish_stage(s, now);
+        self.finish_stage(s);
         true
     }
 
-    fn finish_stage(&mut self, s: usize, _now: Time) -> bool {
+    fn finish_stage(&mut self, s: usize) -> bool {
         let stage = &mut self.stages[s];
         let gates_done = stage.after_gates.iter().all(|g| g.state == UpdateState::Completed);
         let wait_done =
@@ -1071,7 +1066,7 @@ impl UpdateRun {
 
     fn mark_member_running(&mut self, slot: Slot, now: Time) {
         self.leave_pending(slot, now);
-        self.set_member_state(slot, UpdateState::Running, Note::default(), now);
+        self.set_member_state(slot, UpdateState::Running, Note::default());
         let (s, g) = (slot.stage as usize, slot.group as usize);
         let member = &mut self.stages[s].groups[g].members[slot.index as usize];
         member.start_time = Some(now);
@@ -1094,7 +1089,7 @@ impl UpdateRun {
 
     fn mark_member_skipped(&mut self, slot: Slot, note: Note, now: Time) {
         self.leave_pending(slot, now);
-        self.set_member_state(slot, UpdateState::Skipped, note, now);
+        self.set_member_state(slot, UpdateState::Skipped, note);
         self.stages[slot.stage as usize].groups[slot.group as usize].terminal += 1;
     }
 
@@ -1104,7 +1099,7 @@ impl UpdateRun {
         if previous.is_some() && previous != Some(kind) {
             self.leave_pending(slot, now);
         }
-        self.set_member_state(slot, UpdateState::Pending, note, now);
+        self.set_member_state(slot, UpdateState::Pending, note);
         let member = &mut self.stages[s].groups[g].members[slot.index as usize];
         if member.pending_kind != Some(kind) {
             member.pending_kind = Some(kind);
@@ -1159,7 +1154,7 @@ impl UpdateRun {
         true
     }
 
-    fn set_member_state(&mut self, slot: Slot, state: UpdateState, note: Note, _now: Time) {
+    fn set_member_state(&mut self, slot: Slot, state: UpdateState, note: Note) {
         let epoch = self.epoch;
         let record = self.record;
         let group = &mut self.stages[slot.stage as usize].groups[slot.group as usize];
@@ -1535,8 +1530,7 @@ fn next_by_window_class(run: RunId, group: &mut GroupRt, now: Time, poll: bool, 
     group.ranking.next(run, &group.members, now, poll, facts)
 }
 
-fn gate_rt(run: RunId, run_key: u64, r: GateRef, config: GateConfig) -> GateRt {
-    let _ = run;
+fn gate_rt(run_key: u64, r: GateRef, config: GateConfig) -> GateRt {
     GateRt {
         config,
         state: UpdateState::NotStarted,
@@ -1571,14 +1565,14 @@ fn build_stage(run: RunId, run_key: u64, s: u16, plan: StagePlan, facts: &mut dy
     let gates = |list: Vec<GateConfig>, group: Option<u16>, timing: Timing| -> Vec<GateRt> {
         list.into_iter()
             .enumerate()
-            .map(|(i, config)| gate_rt(run, run_key, GateRef { stage: s, group, timing, index: i as u16 }, config))
+            .map(|(i, config)| gate_rt(run_key, GateRef { stage: s, group, timing, index: i as u16 }, config))
             .collect()
     };
     let groups = plan
         .groups
         .into_iter()
         .enumerate()
-        .map(|(g, group)| build_group(run, s, g as u16, group, facts, &gates))
+        .map(|(g, group)| build_group(run, g as u16, group, facts, &gates))
         .collect();
     StageRt {
         name: plan.name,
@@ -1612,7 +1606,6 @@ fn build_stage(run: RunId, run_key: u64, s: u16, plan: StagePlan, facts: &mut dy
 
 fn build_group(
     run: RunId,
-    _s: u16,
     g: u16,
     plan: GroupPlan,
     facts: &mut dyn Facts,

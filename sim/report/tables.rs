@@ -2,7 +2,7 @@
 
 use crate::engine::Time;
 use crate::orchestrator::run::GateRt;
-use crate::orchestrator::{Entity, GateRef, Timing, UpdateState};
+use crate::orchestrator::{Entity, GateRef, UpdateState};
 use crate::world::UpgradeRecord;
 
 use super::ReportContext;
@@ -191,11 +191,6 @@ pub fn timeline_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
         ])?;
     }
     w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
-}
-
-/// Whether the gate is a before gate (for charts).
-pub fn is_before(r: GateRef) -> bool {
-    r.timing == Timing::Before
 }
 
 /// Members of a run in a given state.

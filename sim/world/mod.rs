@@ -10,7 +10,6 @@ pub mod rollout;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -511,7 +510,7 @@ impl<'a> World<'a> {
         let m = &self.fleet[member.index()];
         let context = &self.runs[run as usize];
         let current = self.members[member.index()].kubernetes_version;
-        let mut record = UpgradeRecord {
+        let record = UpgradeRecord {
             from_version: current,
             to_version: current,
             pools: Vec::new(),
@@ -649,7 +648,6 @@ impl<'a> World<'a> {
 
         // Bad releases reached by this attempt.
         let bad = self.bad_release_hit(control_plane, &pools, member, keys);
-        record.received_bad_release = bad.is_some();
 
         let over = self
             .models
@@ -766,11 +764,9 @@ impl<'a> World<'a> {
         member: MemberId,
         keys: [u64; 3],
     ) -> Option<(String, String)> {
-        let m = &self.fleet[member.index()];
+        let delivers = |version: &str| pools.iter().any(|(_, t)| t.as_ref().is_some_and(|t| t.as_str() == version));
         for bad in &self.models.bad_releases {
-            let hits = control_plane.is_some_and(|v| v.to_string() == bad.version)
-                || pools.iter().any(|(_, t)| t.as_ref().is_some_and(|t| t.as_str() == bad.version));
-            if !hits || !bad.selector.as_ref().is_none_or(|s| s.matches(&m.labels)) {
+            if !self.puts_at_risk(bad, member, control_plane, &delivers) {
                 continue;
             }
             // Stream keyed by the member and the release, not the run: the same clusters are hurt by a
@@ -784,22 +780,29 @@ impl<'a> World<'a> {
         None
     }
 
-    /// Whether the attempt delivers a release marked bad. The blast radius counts every member that
-    /// received it, whether or not it broke (the selector only says which ones break).
+    /// Whether an attempt delivering `control_plane` and the images `delivers` accepts brings `bad` to
+    /// a member it is bad for (its `memberSelector`, when given).
+    fn puts_at_risk(
+        &self,
+        bad: &BadRelease,
+        member: MemberId,
+        control_plane: Option<KubernetesVersion>,
+        delivers: &dyn Fn(&str) -> bool,
+    ) -> bool {
+        let delivered = control_plane.is_some_and(|v| v.to_string() == bad.version) || delivers(&bad.version);
+        delivered && bad.selector.as_ref().is_none_or(|s| s.matches(&self.fleet[member.index()].labels))
+    }
+
+    /// Whether the attempt puts the member at risk from a release marked bad, whether or not it
+    /// breaks: the blast radius counts these members.
     fn exposes_bad_release(
         &self,
         member: MemberId,
         control_plane: Option<KubernetesVersion>,
         pools: &[(usize, Option<Cow<'a, NodeImageVersion>>, Duration)],
     ) -> bool {
-        // A release bad only for some members (its `memberSelector`) exposes only those: the blast
-        // radius counts the clusters put at risk.
-        let labels = &self.fleet[member.index()].labels;
-        self.models.bad_releases.iter().any(|bad| {
-            let delivered = control_plane.is_some_and(|v| v.to_string() == bad.version)
-                || pools.iter().any(|(_, t, _)| t.as_ref().is_some_and(|t| t.as_str() == bad.version));
-            delivered && bad.selector.as_ref().is_none_or(|s| s.matches(labels))
-        })
+        let delivers = |version: &str| pools.iter().any(|(_, t, _)| t.as_ref().is_some_and(|t| t.as_str() == version));
+        self.models.bad_releases.iter().any(|bad| self.puts_at_risk(bad, member, control_plane, &delivers))
     }
 
     /// The `Completed` message listing pools already at or ahead of target (MONITOR sample).
@@ -851,9 +854,8 @@ impl<'a> World<'a> {
         pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
         mut record: UpgradeRecord,
     ) -> Attempt {
-        if !record.received_bad_release {
-            record.received_bad_release = self.exposes_bad_release(member, control_plane.map(|c| c.0), &pools);
-        }
+        // Every member a bad release breaks was exposed to it: one test covers both.
+        record.received_bad_release = self.exposes_bad_release(member, control_plane.map(|c| c.0), &pools);
         if self.members[member.index()].busy_with.is_none() {
             self.members[member.index()].busy_with = Some(run);
         }
@@ -903,10 +905,6 @@ impl<'a> World<'a> {
     /// Whether the member's in-flight attempt in `run` targets a release marked bad.
     pub fn in_flight_received_bad(&self, run: RunId, member: MemberId) -> bool {
         self.in_flight.get(&(run, member)).is_some_and(|f| f.record.received_bad_release)
-    }
-
-    pub fn is_busy(&self, member: MemberId) -> bool {
-        self.members[member.index()].busy_with.is_some()
     }
 }
 
@@ -1064,6 +1062,3 @@ impl Facts for World<'_> {
         Some((note, next_open))
     }
 }
-
-/// Shared, cheap-to-clone text.
-pub type Text = Arc<str>;
