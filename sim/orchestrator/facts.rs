@@ -77,13 +77,16 @@ pub trait Facts {
     fn window_class_until(&mut self, run: RunId, member: MemberId, now: Time) -> (WindowClass, Time) {
         (self.window_class(run, member, now), Time(now.0.saturating_add(1)))
     }
-    /// §5.5a: already at target → the message for `Skipped`.
-    fn already_at_target(&mut self, run: RunId, member: MemberId, now: Time) -> Option<Note>;
-    /// Between a and b: a member the run would reject at validation is `Skipped` when a setting asks
-    /// for that (SEMANTICS §8, minor-version skip).
-    fn validation_skip(&mut self, run: RunId, member: MemberId) -> Option<Note>;
-    /// §5.5b: `Consistent` selection without an image for one of the member's pools.
+    /// §5.5a: `Consistent` selection without an image for one of the member's pools' families → the
+    /// message naming that family.
     fn missing_consistent_image(&mut self, run: RunId, member: MemberId) -> Option<Note>;
+    /// §5.5b: already at target → the message for `Skipped` (a pool without a target image is not
+    /// at target; the message says why it has none).
+    fn already_at_target(&mut self, run: RunId, member: MemberId, now: Time) -> Option<Note>;
+    /// Between b and c: a member the run leaves alone although it is not at target is `Skipped`:
+    /// auto-upgrade outside the support window or across more than one minor (SEMANTICS §9), or a
+    /// member the run would reject at validation when a setting asks for that (SEMANTICS §8).
+    fn validation_skip(&mut self, run: RunId, member: MemberId) -> Option<Note>;
     /// §5.5c: target not yet released in the member's region → note and when it will be.
     fn not_available(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)>;
     /// §5.5d: window not open now → note naming the next opening and that opening.
@@ -92,13 +95,13 @@ pub trait Facts {
 
 /// SEMANTICS §5.5: the checks a–e in their normative order.
 pub fn examine(facts: &mut dyn Facts, run: RunId, member: MemberId, now: Time) -> Verdict {
+    if let Some(note) = facts.missing_consistent_image(run, member) {
+        return Verdict::Skip(note);
+    }
     if let Some(note) = facts.already_at_target(run, member, now) {
         return Verdict::Skip(note);
     }
     if let Some(note) = facts.validation_skip(run, member) {
-        return Verdict::Skip(note);
-    }
-    if let Some(note) = facts.missing_consistent_image(run, member) {
         return Verdict::Skip(note);
     }
     if let Some((note, recheck_at)) = facts.not_available(run, member, now) {

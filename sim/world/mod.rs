@@ -16,7 +16,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::engine::{Duration, Purpose, SeedTree, Time, name_key};
 use crate::fleet::window::{MaintenanceWindow, WindowClass, WindowState};
-use crate::fleet::{KubernetesVersion, Member, MemberId, NodeImageVersion, Surge};
+use crate::fleet::{KubernetesVersion, Member, MemberId, MinorVersion, NodeImageVersion, Surge};
 use crate::orchestrator::{Facts, GateRef, Note, Outcome, RunId};
 
 pub use dist::DurationDist;
@@ -158,6 +158,9 @@ pub struct RunContext {
     pub spec: UpgradeSpec,
     /// `Consistent`: selected per family at the run's first start (SEMANTICS §8).
     pub selected_images: Option<BTreeMap<String, NodeImageVersion>>,
+    /// Auto-upgrade runs: the newest Kubernetes minor N released when the run started, the top of
+    /// the AKS support window N−2 … N (SEMANTICS §9).
+    pub newest_minor: Option<MinorVersion>,
     pub approval_policy: Option<DurationDist>,
     name_key: u64,
     /// Attempts per member (by fleet index), sized on first use.
@@ -273,6 +276,7 @@ impl<'a> World<'a> {
             name: name.to_string(),
             spec,
             selected_images: None,
+            newest_minor: None,
             approval_policy,
             name_key: name_key(name),
             attempts: Vec::new(),
@@ -297,9 +301,13 @@ impl<'a> World<'a> {
         self.members[id.index()].pools.iter().map(|p| p.image.as_deref().cloned()).collect()
     }
 
-    /// `Consistent` selection at the run's first start: per image family used by the run's members,
-    /// the newest version released in every region of those members (SEMANTICS §8).
+    /// The run's first start: an auto-upgrade run notes the support window (SEMANTICS §9), and a
+    /// `Consistent` selection is made: per image family used by the run's members, the newest
+    /// version released in every region of those members (SEMANTICS §8).
     pub fn run_started(&mut self, run: RunId, members: &[MemberId], now: Time) {
+        if self.runs[run as usize].spec.auto_upgrade {
+            self.runs[run as usize].newest_minor = self.releases.newest_minor(now);
+        }
         let context = &self.runs[run as usize];
         if context.spec.images != ImageSelection::Consistent
             || context.selected_images.is_some()
@@ -401,19 +409,42 @@ impl<'a> World<'a> {
             return None;
         }
         match &context.spec.images {
-            // SEMANTICS §8: Latest leaves snapshot pools alone; NodeImage-channel runs upgrade them.
-            ImageSelection::Latest
-                if self.members[member.index()].pools[i].from_snapshot
-                    && !(context.spec.auto_upgrade && context.spec.kind == UpgradeType::NodeImageOnly) =>
-            {
-                None
-            }
+            // SEMANTICS §8: Latest leaves snapshot pools alone; the others (NodeImage-channel runs
+            // are `Custom`) upgrade them.
+            ImageSelection::Latest if self.members[member.index()].pools[i].from_snapshot => None,
             ImageSelection::Latest => {
                 self.releases.newest_image(&pool.image_family, &m.region, now).map(|r| &r.version)
             }
             ImageSelection::Consistent => context.selected_images.as_ref().and_then(|s| s.get(&pool.image_family)),
             ImageSelection::Custom(versions) => versions.get(&pool.image_family),
         }
+    }
+
+    /// Why pool `i` has no target image in `run` (`None`: the run does not touch pools at all).
+    fn no_target_reason(&self, run: RunId, member: MemberId, i: usize, now: Time) -> Option<String> {
+        let context = &self.runs[run as usize];
+        let m = &self.fleet[member.index()];
+        let pool = &m.node_pools[i];
+        if !context.spec.kind.touches_pools() {
+            return None;
+        }
+        if context.spec.security_patch && pool.os_sku.is_windows() {
+            return Some("Windows node pools are not patched by the SecurityPatch channel".to_string());
+        }
+        let family = &pool.image_family;
+        Some(match &context.spec.images {
+            ImageSelection::Latest if self.members[member.index()].pools[i].from_snapshot => {
+                "the pool keeps the node image of its snapshot under Latest".to_string()
+            }
+            ImageSelection::Latest => {
+                debug_assert!(self.releases.newest_image(family, &m.region, now).is_none());
+                format!("no node image of family \"{family}\" is released in region \"{}\"", m.region)
+            }
+            ImageSelection::Consistent => {
+                format!("no consistent node image version of family \"{family}\" was selected")
+            }
+            ImageSelection::Custom(_) => format!("the run targets no node image of family \"{family}\""),
+        })
     }
 
     fn behind(current: &Option<Cow<'_, NodeImageVersion>>, target: &NodeImageVersion) -> bool {
@@ -423,15 +454,53 @@ impl<'a> World<'a> {
         }
     }
 
-    fn minor_skip_blocked(&self, run: RunId, member: MemberId) -> Option<KubernetesVersion> {
+    /// The run's Kubernetes target (Full and ControlPlaneOnly) and how many minors the member is
+    /// behind it.
+    fn minors_behind(&self, run: RunId, member: MemberId) -> Option<(KubernetesVersion, u32)> {
         let spec = &self.runs[run as usize].spec;
         let target = spec.kubernetes_version.filter(|_| spec.kind.touches_control_plane())?;
+        let current = self.members[member.index()].kubernetes_version;
+        Some((target, current.minor_version().minors_behind(target.minor_version())))
+    }
+
+    /// SEMANTICS §8: the target when AKS refuses the upgrade because it skips a minor.
+    fn minor_skip_blocked(&self, run: RunId, member: MemberId) -> Option<KubernetesVersion> {
+        let (target, behind) = self.minors_behind(run, member)?;
+        // LTS clusters may skip minors, but only to an LTS-eligible release (aks-models.md §3).
+        let may_skip = self.fleet[member.index()].long_term_support
+            && self.releases.kubernetes_release(target).is_none_or(|r| r.lts_eligible);
+        (behind > 1 && !may_skip).then_some(target)
+    }
+
+    /// SEMANTICS §9: why an auto-upgrade run leaves the member alone (`None`: it may move it). Only
+    /// members inside the AKS support window N−2 … N are touched, or LTS members on an LTS minor;
+    /// and auto-upgrade never moves a cluster more than one minor, LTS or not.
+    fn auto_upgrade_skip(&self, run: RunId, member: MemberId) -> Option<Note> {
+        let context = &self.runs[run as usize];
+        if !context.spec.auto_upgrade {
+            return None;
+        }
         let m = &self.fleet[member.index()];
         let current = self.members[member.index()].kubernetes_version;
-        let behind = current.minor_version().minors_behind(target.minor_version());
-        // LTS clusters may skip minors, but only to an LTS-eligible release (aks-models.md §3).
-        let may_skip = m.long_term_support && self.releases.kubernetes_release(target).is_none_or(|r| r.lts_eligible);
-        (behind > 1 && !may_skip).then_some(target)
+        let minor = current.minor_version();
+        if let Some(newest) = context.newest_minor
+            && minor.minors_behind(newest) > 2
+            && !(m.long_term_support && self.releases.is_lts_minor(minor))
+            // A run to an LTS-only minor is refused by AKS for clusters without LTS: they fail
+            // (`K8sVersionNotSupported`) as the docs describe, rather than being skipped.
+            && !(context.spec.lts_only && !m.long_term_support)
+        {
+            let oldest = MinorVersion { major: newest.major, minor: newest.minor.saturating_sub(2) };
+            return Some(Note::message(format!(
+                "Kubernetes {current} is outside the AKS support window ({oldest} to {newest}) and auto-upgrade only touches clusters inside it; the cluster needs a manual upgrade"
+            )));
+        }
+        let (target, behind) = self.minors_behind(run, member)?;
+        (behind > 1).then(|| {
+            Note::message(format!(
+                "auto-upgrade does not move a cluster more than one minor version ({current} to {target}); upgrade it with a manual run first"
+            ))
+        })
     }
 
     /// SEMANTICS §5.5c at `now`: the first target (Kubernetes version, then each pool's image) not
@@ -948,33 +1017,46 @@ impl Facts for World<'_> {
         if !k8s_done {
             return None;
         }
-        let pools_done = (0..self.members[member.index()].pools.len()).all(|i| {
-            self.pool_target(run, member, i, now)
-                .is_none_or(|t| !Self::behind(&self.members[member.index()].pools[i].image, t))
-        });
-        if !pools_done {
-            return None;
-        }
-        let message = match (spec.kind, spec.kubernetes_version) {
-            (UpgradeType::ControlPlaneOnly, Some(t)) => {
-                format!("Kubernetes version {current} is already at or ahead of target {t}")
+        // Per pool: `Ok` at or ahead of its target, `Err` why it has none. A pool without a target
+        // is not "at target": when there is a reason to give, the message gives it (SEMANTICS §5.5).
+        let mut pools: Vec<(usize, Result<&NodeImageVersion, String>)> = Vec::new();
+        for i in 0..self.members[member.index()].pools.len() {
+            match self.pool_target(run, member, i, now) {
+                Some(t) if Self::behind(&self.members[member.index()].pools[i].image, t) => return None,
+                Some(t) => pools.push((i, Ok(t))),
+                None => pools.extend(self.no_target_reason(run, member, i, now).map(|why| (i, Err(why)))),
             }
-            (UpgradeType::Full, Some(t)) => format!(
-                "Kubernetes version {current} is already at or ahead of target {t} and every agent pool's node image is already at or ahead of target"
-            ),
-            _ => "every agent pool's node image is already at or ahead of target".to_string(),
+        }
+        let kubernetes = spec
+            .kubernetes_version
+            .filter(|_| spec.kind.touches_control_plane())
+            .map(|t| format!("Kubernetes version {current} is already at or ahead of target {t}"));
+        let message = if pools.iter().all(|(_, p)| p.is_ok()) {
+            match (spec.kind, kubernetes) {
+                (UpgradeType::ControlPlaneOnly, Some(k)) => k,
+                (_, Some(k)) => format!("{k} and every agent pool's node image is already at or ahead of target"),
+                _ => "every agent pool's node image is already at or ahead of target".to_string(),
+            }
+        } else {
+            let m = &self.fleet[member.index()];
+            let states = &self.members[member.index()].pools;
+            let pools = pools.into_iter().map(|(i, answer)| match answer {
+                Ok(target) => format!(
+                    "{}: current node image version \"{}\" is already at or ahead of target \"{target}\"",
+                    m.node_pools[i].name,
+                    states[i].image.as_ref().map_or("", |v| v.as_str())
+                ),
+                Err(why) => format!("{}: {why}", m.node_pools[i].name),
+            });
+            let parts: Vec<String> = kubernetes.into_iter().chain(pools).collect();
+            format!("nothing to upgrade: {}", parts.join("; "))
         };
         Some(Note::message(message))
     }
 
     fn validation_skip(&mut self, run: RunId, member: MemberId) -> Option<Note> {
-        if self.runs[run as usize].spec.auto_upgrade
-            && let Some(target) = self.minor_skip_blocked(run, member)
-        {
-            let current = self.members[member.index()].kubernetes_version;
-            return Some(Note::message(format!(
-                "auto-upgrade does not move a cluster more than one minor version ({current} to {target}); upgrade it with a manual run first"
-            )));
+        if let Some(note) = self.auto_upgrade_skip(run, member) {
+            return Some(note);
         }
         if self.settings.minor_skip != MinorSkipRule::Skip {
             return None;
@@ -1005,7 +1087,7 @@ impl Facts for World<'_> {
             })
             .map(|pool| {
                 Note::message(format!(
-                    "no consistent node image version was selected for image family \"{}\" of agent pool {}",
+                    "no version of image family \"{}\" (agent pool {}) is available in every region of the run's members, so Consistent selected none",
                     pool.image_family, pool.name
                 ))
             });

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::engine::{SeedTree, Time};
-use crate::fleet::{KubernetesVersion, NodeImageVersion};
+use crate::fleet::{KubernetesVersion, MinorVersion, NodeImageVersion};
 
 use super::rollout::{RolloutModel, RolloutRelease};
 
@@ -124,6 +124,23 @@ impl ReleaseCalendar {
             .into_iter()
             .flat_map(|list| list.iter().rev())
             .filter(move |r| r.availability.is_available(region, now))
+    }
+
+    /// The newest Kubernetes minor released in at least one region by `now` (N of the AKS support
+    /// window and of the auto-upgrade channels, SEMANTICS §9); `None` when the calendar lists none.
+    pub fn newest_minor(&self, now: Time) -> Option<MinorVersion> {
+        self.kubernetes
+            .iter()
+            .filter(|r| r.availability.first().is_some_and(|t| t <= now))
+            .map(|r| r.version.minor_version())
+            .max()
+    }
+
+    /// Whether `minor` is an LTS minor: one of its releases is LTS-eligible, or the calendar lists
+    /// none of its releases (every supported minor is LTS-eligible by default, aks-models.md §3).
+    pub fn is_lts_minor(&self, minor: MinorVersion) -> bool {
+        let mut releases = self.kubernetes.iter().filter(|r| r.version.minor_version() == minor).peekable();
+        releases.peek().is_none() || releases.any(|r| r.lts_eligible)
     }
 
     pub fn kubernetes_release(&self, version: KubernetesVersion) -> Option<&KubernetesRelease> {
