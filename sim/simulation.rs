@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::autoupgrade::{self, Trigger};
+use crate::autoupgrade::{self, Decision, Trigger};
 use crate::engine::{EventQueue, Phase, SeedTree, Time};
 use crate::fleet::{KubernetesVersion, MemberId, NodeImageVersion};
 use crate::orchestrator::{Command, GateRef, Note, Outcome, RunId, Slot, Timer, Transition, UpdateRun};
@@ -110,6 +110,9 @@ pub struct ProfileOutcome {
     /// (time, Kubernetes target) each time the channel's target changed, starting with the target at
     /// the scenario start (Kubernetes channels only).
     pub targets: Vec<(Time, KubernetesVersion)>,
+    /// Since when and why the profile generates nothing (e.g. an LTS-only target without
+    /// `longTermSupport`), for its report.
+    pub idle: Option<(Time, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -193,6 +196,8 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
                 .map(|t| (scenario.start, t))
                 .into_iter()
                 .collect(),
+            idle: autoupgrade::idle_reason(p, &autoupgrade::released_kubernetes(&releases, scenario.start))
+                .map(|why| (scenario.start, why)),
         })
         .collect();
     let mut sim = Sim {
@@ -465,16 +470,19 @@ impl Sim<'_> {
         let spec = &self.scenario.profiles[profile];
         let t = &self.triggers[profile][trigger];
         let last = self.profiles[profile].targets.last().map(|(_, v)| *v);
-        let Some(generated) = autoupgrade::generate(spec, t, last, self.releases, now) else { return };
+        let generated = match autoupgrade::generate(spec, t, last, self.releases, now) {
+            Decision::Generate(generated) => generated,
+            Decision::Unchanged => return,
+            Decision::Idle(why) => {
+                self.profiles[profile].idle.get_or_insert((now, why));
+                return;
+            }
+        };
         if let Some(target) = generated.kubernetes_target {
             self.profiles[profile].targets.push((now, target));
         }
-        if self.specs.iter().any(|s| s.name == generated.name) {
-            // The service returns the existing run for an unchanged specification.
-            return;
-        }
         let run_spec = RunSpec {
-            name: generated.name,
+            name: self.unique_run_name(generated.name),
             strategy_name: spec.strategy_name.clone(),
             plan: spec.plan.clone(),
             upgrade: generated.upgrade,
@@ -499,6 +507,25 @@ impl Sim<'_> {
         self.profiles[profile].runs.push(id);
         self.start_run(id, now, "by its auto-upgrade profile");
         self.pending_generated = Some(id);
+    }
+
+    /// `name`, or `name-2`, `name-3`… (within 50 characters) when a run already has it: a
+    /// generated name is unique within its profile (it names the whole target), but a scenario run
+    /// or a profile whose shortened name is the same could hold it.
+    fn unique_run_name(&self, name: String) -> String {
+        let taken = |n: &str| self.specs.iter().any(|s| s.name == n);
+        if !taken(&name) {
+            return name;
+        }
+        (2u32..)
+            .map(|k| {
+                let suffix = format!("-{k}");
+                let mut base: String = name.chars().take(50 - suffix.len()).collect();
+                base.truncate(base.trim_end_matches('-').len());
+                base + &suffix
+            })
+            .find(|n| !taken(n))
+            .expect("a free name")
     }
 
     fn end_instant(&mut self, run: RunId, now: Time) {

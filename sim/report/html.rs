@@ -279,6 +279,11 @@ fn autoupgrade_section(out: &mut String, summary: &Summary, charts: &[RunChart])
         })
         .collect();
     table(out, &header, &rows);
+    for p in &summary.profiles {
+        if let Some(note) = &p.note {
+            let _ = writeln!(out, "<p>Profile {}: {}.</p>", escape(&p.name), escape(note));
+        }
+    }
     out.push_str(
         "<p class=\"meta\">Lag: days since the channel's target first moved beyond the member's Kubernetes \
          version, at the end of the simulation (Kubernetes channels only; NodeImage and SecurityPatch channels \

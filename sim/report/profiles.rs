@@ -348,6 +348,10 @@ pub struct ProfileSummary {
     pub final_target: Option<String>,
     /// Kubernetes channels: days each member was behind the target at the end.
     pub lag_days: Option<LagSummary>,
+    /// Why the profile generates nothing, from when (e.g. an LTS-only target without
+    /// `longTermSupport`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -431,6 +435,7 @@ pub fn profile_summaries(ctx: &ReportContext) -> Vec<ProfileSummary> {
                 runs: outcome.runs.iter().map(|r| ctx.result.runs[*r as usize].name.clone()).collect(),
                 final_target: outcome.targets.last().map(|(_, v)| v.to_string()),
                 lag_days: lags.as_deref().map(LagSummary::of),
+                note: outcome.idle.as_ref().map(|(at, why)| format!("from {}: {why}", at.to_rfc3339())),
             }
         })
         .collect()
