@@ -277,8 +277,16 @@ fn build_inner(
         }
     }
     let runs = build_runs(&mut ctx, dto, &fleet, &strategies, &settings);
-    let profiles =
-        super::profiles::build_profiles(&mut ctx, &dto.auto_upgrade_profiles, &fleet, &strategies, &settings, dto);
+    let profiles = super::profiles::build_profiles(
+        &mut ctx,
+        &dto.auto_upgrade_profiles,
+        &fleet,
+        &strategies,
+        &settings,
+        dto,
+        &releases,
+        start,
+    );
 
     if !ctx.problems.is_empty() {
         let mut problems = ctx.problems;

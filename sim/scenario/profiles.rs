@@ -6,9 +6,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::autoupgrade::Channel;
+use crate::engine::Time;
 use crate::fleet::{Member, MinorVersion};
 use crate::orchestrator::{RunPlan, Strategy, plan_run};
-use crate::world::ImageSelection;
+use crate::world::{ImageSelection, ReleaseCalendar};
 
 use super::Settings;
 use super::build::{Ctx, check_name, report_plan_problems};
@@ -23,13 +24,15 @@ pub struct AutoUpgradeProfileDto {
     /// `Rapid`, `Stable`, `TargetKubernetesVersion`, `NodeImage` or `SecurityPatch`.
     #[schemars(extend("enum" = ["Rapid", "Stable", "TargetKubernetesVersion", "NodeImage", "SecurityPatch"]))]
     pub channel: String,
-    /// `major.minor`; required with channel `TargetKubernetesVersion`, forbidden otherwise.
+    /// `major.minor`, a minor released by the scenario start; required with channel
+    /// `TargetKubernetesVersion`, forbidden otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_kubernetes_version: Option<String>,
     /// Keep following an LTS minor older than N−2 (only with `TargetKubernetesVersion`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub long_term_support: Option<bool>,
-    /// `{"type": "Latest"}` (default) or `{"type": "Consistent"}`.
+    /// `{"type": "Latest"}` (default) or `{"type": "Consistent"}`; Kubernetes channels only
+    /// (`NodeImage` and `SecurityPatch` runs target the released image itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_image_selection: Option<ProfileImageSelectionDto>,
     /// No new runs are generated.
@@ -62,6 +65,7 @@ pub struct ProfileSpec {
     pub plan: RunPlan,
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn build_profiles(
     ctx: &mut Ctx,
     profiles: &[AutoUpgradeProfileDto],
@@ -69,6 +73,8 @@ pub(crate) fn build_profiles(
     strategies: &BTreeMap<String, Strategy>,
     settings: &Settings,
     scenario: &super::dto::ScenarioDto,
+    releases: &ReleaseCalendar,
+    start: Time,
 ) -> Vec<ProfileSpec> {
     let mut names = BTreeMap::new();
     let mut out = Vec::new();
@@ -83,7 +89,15 @@ pub(crate) fn build_profiles(
         let channel = Channel::parse(&dto.channel).map_err(|e| ctx.err(join(&path, "channel"), e)).ok();
         let target_minor = match (&dto.target_kubernetes_version, channel) {
             (Some(t), Some(Channel::TargetKubernetesVersion)) => {
-                MinorVersion::parse(t).map_err(|e| ctx.err(join(&path, "targetKubernetesVersion"), e)).ok()
+                let pointer = join(&path, "targetKubernetesVersion");
+                let minor = MinorVersion::parse(t).map_err(|e| ctx.err(pointer.clone(), e)).ok();
+                // AKS does not let a profile target a version it has not released.
+                if let Some(minor) = minor
+                    && let Some(why) = unreleased(minor, releases, start)
+                {
+                    ctx.err(pointer, why);
+                }
+                minor
             }
             (None, Some(Channel::TargetKubernetesVersion)) => {
                 ctx.err(
@@ -106,6 +120,16 @@ pub(crate) fn build_profiles(
             ctx.err(
                 join(&path, "longTermSupport"),
                 "longTermSupport must be false unless the channel is TargetKubernetesVersion",
+            );
+        }
+        if dto.node_image_selection.is_some() && channel.is_some_and(|c| !c.is_kubernetes()) {
+            // SEMANTICS §9: their runs target the released image itself.
+            ctx.err(
+                join(&path, "nodeImageSelection"),
+                format!(
+                    "nodeImageSelection is not allowed with channel {}: its runs target the released node image itself",
+                    dto.channel
+                ),
             );
         }
         let images = match dto.node_image_selection.as_ref().map(|s| s.kind.as_str()) {
@@ -152,4 +176,25 @@ pub(crate) fn build_profiles(
         });
     }
     out
+}
+
+/// Why `minor` is not a valid `targetKubernetesVersion` at `start` (`None`: a release of it had
+/// started by then). A release spread by the rollout model counts from its `released` time, so the
+/// answer does not depend on the replication's draw.
+fn unreleased(minor: MinorVersion, releases: &ReleaseCalendar, start: Time) -> Option<String> {
+    let released_by_start = |r: &crate::world::KubernetesRelease| {
+        r.rollout.as_ref().map(|spec| spec.released).or(r.availability.first()).is_some_and(|t| t <= start)
+    };
+    if releases.kubernetes.iter().any(|r| r.version.minor_version() == minor && released_by_start(r)) {
+        return None;
+    }
+    let newest = releases.kubernetes.iter().filter(|r| released_by_start(r)).map(|r| r.version.minor_version()).max();
+    Some(match newest {
+        Some(n) => format!(
+            "Kubernetes {minor} is not released by the scenario start (the newest released minor is {n}); a profile can only target a version AKS has released"
+        ),
+        None => format!(
+            "Kubernetes {minor} is not released by the scenario start (releases.kubernetes lists no release by then); a profile can only target a version AKS has released"
+        ),
+    })
 }
