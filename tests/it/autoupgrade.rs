@@ -138,11 +138,18 @@ fn node_image_profile_makes_node_image_only_runs_and_security_patch_leaves_windo
     let releases = [("1.32.5", BEFORE, BEFORE)];
     let profiles = json!([{"name": "images", "channel": "NodeImage"}, {"name": "patch", "channel": "SecurityPatch"}]);
     let (s, r) = run(&profile_scenario(fleet(2, "1.32.5"), &releases, images, profiles));
-    assert_eq!(names(&r), ["images-202603-05-0", "patch-202603-05-0", "images-20348-3100-260311"]);
+    assert_eq!(
+        names(&r),
+        [
+            "images-ubuntu2204gen2containerd-202603-05-0",
+            "patch-ubuntu2204gen2containerd-202603-05-0",
+            "images-windows2022containerd-20348-3100-260311"
+        ]
+    );
     assert_eq!(r.specs[0].upgrade.kind, fleetsim::world::UpgradeType::NodeImageOnly);
     // The SecurityPatch run overlaps the NodeImage run on the same members: AKS rejects concurrent
     // operations, so whichever starts second on a member fails with OperationNotAllowed.
-    let patch = run_named(&r, "patch-202603-05-0");
+    let patch = run_named(&r, "patch-ubuntu2204gen2containerd-202603-05-0");
     assert!(patch.stages[0].groups[0].members.iter().any(|m| m.note.code.as_deref() == Some("OperationNotAllowed")));
     // Windows pools only change through the NodeImage channel.
     let windows_changes: Vec<_> = r.version_changes.iter().filter(|c| c.pool_name(&s.fleet) == Some("win")).collect();
@@ -160,7 +167,11 @@ fn security_patch_alone_skips_windows_pools() {
     ]);
     let profiles = json!([{"name": "patch", "channel": "SecurityPatch"}]);
     let (_s, r) = run(&profile_scenario(fleet(2, "1.32.5"), &[("1.32.5", BEFORE, BEFORE)], images, profiles));
-    assert_eq!(names(&r), ["patch-202603-05-0"], "a Windows release does not trigger SecurityPatch");
+    assert_eq!(
+        names(&r),
+        ["patch-ubuntu2204gen2containerd-202603-05-0"],
+        "a Windows release does not trigger SecurityPatch"
+    );
     assert!(r.version_changes.iter().all(|c| c.pool_name(&_s.fleet) == Some("linux")));
     assert_eq!(r.version_changes.len(), 2);
     assert_eq!(r.runs[0].state, Completed);
@@ -245,8 +256,13 @@ fn the_one_year_example_generates_runs_from_both_profiles() {
     let r = fleetsim::simulation::simulate(&s, fleetsim::simulation::SimOptions::default());
     let by_profile =
         |name: &str| r.specs.iter().filter(|spec| spec.auto_upgrade_profile.as_deref() == Some(name)).count();
-    assert!(by_profile("stable") >= 8, "{}", by_profile("stable"));
-    assert!(by_profile("node-image") >= 25, "{}", by_profile("node-image"));
+    // The counts README states: they follow from the release stream alone (one NodeImage run per
+    // image release of each family).
+    assert_eq!(by_profile("stable"), 14);
+    assert_eq!(by_profile("node-image"), 57);
+    let family_runs =
+        |tag: &str| r.specs.iter().filter(|spec| spec.name.starts_with(&format!("node-image-{tag}"))).count();
+    assert_eq!([family_runs("ubuntu"), family_runs("azurelinux"), family_runs("windows")], [23, 23, 11]);
     assert!(
         r.specs
             .iter()
@@ -262,4 +278,368 @@ fn the_one_year_example_generates_runs_from_both_profiles() {
         .count();
     assert!(conflicts > 0);
     assert!(r.version_changes.len() > 5_000, "{}", r.version_changes.len());
+}
+
+// The cases of the rule-by-rule review of auto-upgrade and node images against the docs
+// (SEMANTICS §5.5, §9), each with its outcome worked out by hand.
+
+const UBUNTU: &str = "AKSUbuntu-2204gen2containerd";
+const AZURE_LINUX: &str = "AKSAzureLinux-V3gen2";
+
+/// A member in `region` on `version` with one pool per `(name, osSku, image)`.
+fn member(name: &str, region: &str, version: &str, pools: &[(&str, &str, &str)]) -> Value {
+    let pools: Vec<Value> = pools
+        .iter()
+        .map(|(pool, os, image)| json!({"name": pool, "osSku": os, "nodeCount": 1, "nodeImageVersion": image}))
+        .collect();
+    json!({"name": name, "region": region, "kubernetesVersion": version, "nodePools": pools})
+}
+
+/// A one-hour-per-member, never-failing scenario starting on Monday 2026-03-02.
+fn review_scenario(name: &str, members: Vec<Value>, releases: Value, profiles: Value) -> String {
+    serde_json::to_string(&json!({
+        "name": name, "seed": 1, "start": START, "settings": {"horizon": "10d"},
+        "releases": releases, "members": members,
+        "models": {"failure": {"probability": 0}, "duration": {"member": {"fixed": "1h"}}},
+        "autoUpgradeProfiles": profiles,
+    }))
+    .unwrap()
+}
+
+fn member_note<'r>(
+    s: &fleetsim::scenario::Scenario,
+    run: &'r fleetsim::orchestrator::UpdateRun,
+    name: &str,
+) -> &'r str {
+    run.stages
+        .iter()
+        .flat_map(|st| st.groups.iter().flat_map(|g| g.members.iter()))
+        .find(|m| s.fleet[m.id.index()].name == name)
+        .and_then(|m| m.note.message.as_deref())
+        .unwrap_or("")
+}
+
+/// Problems of an invalid scenario as `pointer: message` lines.
+fn problem_lines(json: &str) -> Vec<String> {
+    problems(json).iter().map(|p| p.to_string()).collect()
+}
+
+/// Issue case 1: the image reaches australiaeast 4 days 30 minutes after westeurope. The run targets
+/// the released image itself, so `a-aus` waits `Pending` (NodeImageVersionNotAvailable) instead of
+/// being Skipped as "at target" under Latest (the newest image in its region is the one it has).
+#[test]
+fn node_image_runs_target_the_released_image_and_late_regions_wait_for_it() {
+    let doc = json!({"name": "nodeimage-regional", "seed": 1, "start": "2026-03-02T00:00:00Z", "settings": {"horizon": "10d"},
+        "releases": {"kubernetes": [{"version": "1.33.5", "available": "-60d"}, {"version": "1.34.2", "available": "-30d"}],
+            "nodeImages": [{"version": "AKSUbuntu-2204gen2containerd-202602.10.0", "available": "-20d"},
+                {"version": "AKSUbuntu-2204gen2containerd-202603.01.0", "available": {"default": "+1d", "regions": {"australiaeast": "+120h30m"}}}]},
+        "members": [
+            {"name": "a-aus", "region": "australiaeast", "kubernetesVersion": "1.33.5", "nodePools": [{"name": "system", "osSku": "Ubuntu", "nodeCount": 1, "nodeImageVersion": "AKSUbuntu-2204gen2containerd-202602.10.0"}]},
+            {"name": "b-weu", "region": "westeurope", "kubernetesVersion": "1.33.5", "nodePools": [{"name": "system", "osSku": "Ubuntu", "nodeCount": 1, "nodeImageVersion": "AKSUbuntu-2204gen2containerd-202602.10.0"}]}],
+        "models": {"failure": {"probability": 0}, "duration": {"member": {"fixed": "1h"}}},
+        "autoUpgradeProfiles": [{"name": "node-image", "channel": "NodeImage"}]});
+    let (s, r) = run(&doc.to_string());
+    assert_eq!(names(&r), ["node-image-ubuntu2204gen2containerd-202603-01-0"]);
+    let spec = &r.specs[0].upgrade;
+    assert_eq!(spec.images.api_name(), "Custom");
+    // 03-03 00:00 is +24:00; the image reaches australiaeast at 03-07 00:30 (+120:30), noticed at
+    // the 01:00 poll (+121:00); about 97 hours pending on availability.
+    assert_eq!(
+        member_trace(&s, &r, "node-image-ubuntu2204gen2containerd-202603-01-0"),
+        "+24:00 member a-aus NotStarted->Pending\n\
+         +24:00 member b-weu NotStarted->Running\n\
+         +25:00 member b-weu Running->Completed\n\
+         +121:00 member a-aus Pending->Running\n\
+         +122:00 member a-aus Running->Completed\n"
+    );
+    let generated = &r.runs[0];
+    let pending = generated.stages[0].groups[0].members.iter().find(|m| s.fleet[m.id.index()].name == "a-aus").unwrap();
+    assert_eq!(pending.state, Completed);
+    assert_eq!(generated.state, Completed);
+    assert_eq!(generated.completed_time.unwrap().to_rfc3339(), "2026-03-07T02:00:00Z");
+    let changes: Vec<String> = r
+        .version_changes
+        .iter()
+        .map(|c| format!("{} {} {}", c.time.to_rfc3339(), s.fleet[c.member.index()].name, c.to))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            "2026-03-03T01:00:00Z b-weu AKSUbuntu-2204gen2containerd-202603.01.0",
+            "2026-03-07T02:00:00Z a-aus AKSUbuntu-2204gen2containerd-202603.01.0"
+        ]
+    );
+}
+
+/// While `a-aus` waits, its status says why: the image is not in its region yet.
+#[test]
+fn a_member_waiting_for_the_released_image_says_so() {
+    let images = json!([
+        {"version": format!("{UBUNTU}-202602.10.0"), "available": "-20d"},
+        {"version": format!("{UBUNTU}-202603.01.0"), "available": {"default": "+1d", "regions": {"australiaeast": "+30d"}}}
+    ]);
+    let members =
+        vec![member("a-aus", "australiaeast", "1.33.5", &[("system", "Ubuntu", &format!("{UBUNTU}-202602.10.0"))])];
+    let releases = json!({"kubernetes": [{"version": "1.33.5", "available": "-60d"}], "nodeImages": images});
+    let (_, r) =
+        run(&review_scenario("waiting", members, releases, json!([{"name": "node-image", "channel": "NodeImage"}])));
+    let m = &r.runs[0].stages[0].groups[0].members[0];
+    assert_eq!(m.state, Pending);
+    assert_eq!(m.note.code.as_deref(), Some("NodeImageVersionNotAvailable"));
+    assert_eq!(
+        m.note.message.as_deref(),
+        Some(
+            "target upgrade node image version \"AKSUbuntu-2204gen2containerd-202603.01.0\" for agent pool system is not available in region \"australiaeast\""
+        )
+    );
+}
+
+/// Issue case 1, second half: NodeImage and SecurityPatch profiles take no nodeImageSelection.
+#[test]
+fn image_channel_profiles_reject_a_node_image_selection() {
+    let members = vec![member("m", "westeurope", "1.33.5", &[("system", "Ubuntu", &format!("{UBUNTU}-202602.10.0"))])];
+    let profiles = json!([
+        {"name": "images", "channel": "NodeImage", "nodeImageSelection": {"type": "Consistent"}},
+        {"name": "patch", "channel": "SecurityPatch", "nodeImageSelection": {"type": "Latest"}},
+        {"name": "stable", "channel": "Stable", "nodeImageSelection": {"type": "Consistent"}}
+    ]);
+    assert_eq!(
+        problem_lines(&review_scenario("selection", members, json!({}), profiles)),
+        [
+            "/autoUpgradeProfiles/0/nodeImageSelection: nodeImageSelection is not allowed with channel NodeImage: its runs target the released node image itself",
+            "/autoUpgradeProfiles/1/nodeImageSelection: nodeImageSelection is not allowed with channel SecurityPatch: its runs target the released node image itself"
+        ]
+    );
+}
+
+/// Issue case 2: the Ubuntu and AzureLinux builds share the version suffix 202603.01.0. Each family's
+/// release is its own trigger and a run's identity is its whole target: two runs, both pools upgraded.
+#[test]
+fn each_image_familys_release_makes_its_own_run() {
+    let images = json!([
+        {"version": format!("{UBUNTU}-202602.10.0"), "available": "-20d"},
+        {"version": format!("{AZURE_LINUX}-202602.10.0"), "available": "-20d"},
+        {"version": format!("{UBUNTU}-202603.01.0"), "available": "+1d"},
+        {"version": format!("{AZURE_LINUX}-202603.01.0"), "available": "+3d"}
+    ]);
+    let members = vec![member(
+        "m",
+        "westeurope",
+        "1.33.5",
+        &[
+            ("ubuntu", "Ubuntu", &format!("{UBUNTU}-202602.10.0")),
+            ("azl", "AzureLinux", &format!("{AZURE_LINUX}-202602.10.0")),
+        ],
+    )];
+    let releases = json!({"kubernetes": [{"version": "1.33.5", "available": "-60d"}], "nodeImages": images});
+    let (s, r) =
+        run(&review_scenario("families", members, releases, json!([{"name": "node-image", "channel": "NodeImage"}])));
+    assert_eq!(
+        names(&r),
+        ["node-image-ubuntu2204gen2containerd-202603-01-0", "node-image-azurelinuxv3gen2-202603-01-0"]
+    );
+    assert!(r.runs.iter().all(|run| run.state == Completed));
+    let changes: Vec<String> = r
+        .version_changes
+        .iter()
+        .map(|c| format!("{} {} {}->{}", c.time.to_rfc3339(), c.pool_name(&s.fleet).unwrap(), c.from, c.to))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            "2026-03-03T01:00:00Z ubuntu AKSUbuntu-2204gen2containerd-202602.10.0->AKSUbuntu-2204gen2containerd-202603.01.0",
+            "2026-03-05T01:00:00Z azl AKSAzureLinux-V3gen2-202602.10.0->AKSAzureLinux-V3gen2-202603.01.0"
+        ]
+    );
+}
+
+/// Issue case 3: LTS does not exempt from the one-minor rule of auto-upgrade.
+#[test]
+fn auto_upgrade_never_moves_an_lts_cluster_more_than_one_minor() {
+    let image = format!("{UBUNTU}-202602.10.0");
+    let mut lts = member("lts", "westeurope", "1.17.9", &[("system", "Ubuntu", &image)]);
+    lts["longTermSupport"] = json!(true);
+    let plain = member("plain", "westeurope", "1.17.9", &[("system", "Ubuntu", &image)]);
+    let releases = json!({"kubernetes": [
+        {"version": "1.17.9", "available": "-90d"}, {"version": "1.18.6", "available": "-60d"},
+        {"version": "1.19.3", "available": "+1d"}]});
+    let (s, r) =
+        run(&review_scenario("lts-skip", vec![lts, plain], releases, json!([{"name": "rapid", "channel": "Rapid"}])));
+    assert_eq!(names(&r), ["rapid-1-19-3"]);
+    let generated = &r.runs[0];
+    let message = "auto-upgrade does not move a cluster more than one minor version (1.17.9 to 1.19.3); upgrade it with a manual run first";
+    for name in ["lts", "plain"] {
+        assert_eq!(member_state(&s, generated, name), Skipped, "{name}");
+        assert_eq!(member_note(&s, generated, name), message, "{name}");
+    }
+    assert_eq!(
+        member_trace(&s, &r, "rapid-1-19-3"),
+        "+24:00 member lts NotStarted->Skipped\n+24:00 member plain NotStarted->Skipped\n"
+    );
+    // Every member Skipped: the run is Skipped (SEMANTICS §5.8).
+    assert_eq!(generated.state, Skipped);
+    assert!(r.version_changes.is_empty());
+}
+
+/// Issue case 4: auto-upgrade of every channel only touches members inside the support window
+/// N−2 … N, or LTS members on an LTS minor. Newest minor 1.34: a member on 1.30.4 is Skipped by a
+/// NodeImage run, the same member with LTS gets the image. (One member at a time: `plain` is
+/// examined when the slot frees at +25:00.)
+#[test]
+fn auto_upgrade_only_touches_members_inside_the_support_window() {
+    let old = format!("{UBUNTU}-202602.10.0");
+    let mut lts = member("lts", "westeurope", "1.30.4", &[("system", "Ubuntu", &old)]);
+    lts["longTermSupport"] = json!(true);
+    let members = vec![
+        lts,
+        member("plain", "westeurope", "1.30.4", &[("system", "Ubuntu", &old)]),
+        member("supported", "westeurope", "1.32.7", &[("system", "Ubuntu", &old)]),
+    ];
+    let releases = json!({
+        "kubernetes": [{"version": "1.30.4", "available": "-400d"}, {"version": "1.32.7", "available": "-90d"},
+            {"version": "1.33.5", "available": "-60d"}, {"version": "1.34.2", "available": "-30d"}],
+        "nodeImages": [{"version": old, "available": "-20d"}, {"version": format!("{UBUNTU}-202603.01.0"), "available": "+1d"}]});
+    let (s, r) =
+        run(&review_scenario("window", members, releases, json!([{"name": "node-image", "channel": "NodeImage"}])));
+    let name = "node-image-ubuntu2204gen2containerd-202603-01-0";
+    let generated = run_named(&r, name);
+    assert_eq!(member_state(&s, generated, "plain"), Skipped);
+    assert_eq!(
+        member_note(&s, generated, "plain"),
+        "Kubernetes 1.30.4 is outside the AKS support window (1.32 to 1.34) and auto-upgrade only touches clusters inside it; the cluster needs a manual upgrade"
+    );
+    assert_eq!(
+        member_trace(&s, &r, name),
+        "+24:00 member lts NotStarted->Running\n\
+         +25:00 member lts Running->Completed\n\
+         +25:00 member plain NotStarted->Skipped\n\
+         +25:00 member supported NotStarted->Running\n\
+         +26:00 member supported Running->Completed\n"
+    );
+}
+
+/// The support window applies to Kubernetes channels too, before the one-minor rule.
+#[test]
+fn a_kubernetes_channel_skips_members_outside_the_support_window() {
+    let image = format!("{UBUNTU}-202602.10.0");
+    let members = vec![
+        member("old", "westeurope", "1.30.4", &[("system", "Ubuntu", &image)]),
+        member("ok", "westeurope", "1.33.5", &[("system", "Ubuntu", &image)]),
+    ];
+    let releases = json!({"kubernetes": [{"version": "1.30.4", "available": "-400d"}, {"version": "1.32.7", "available": "-90d"},
+        {"version": "1.33.5", "available": "-60d"}, {"version": "1.34.2", "available": "-30d"}, {"version": "1.34.3", "available": "+1d"}]});
+    let (s, r) = run(&review_scenario("window-k8s", members, releases, json!([{"name": "rapid", "channel": "Rapid"}])));
+    let generated = run_named(&r, "rapid-1-34-3");
+    assert_eq!(member_state(&s, generated, "old"), Skipped);
+    assert!(
+        member_note(&s, generated, "old")
+            .starts_with("Kubernetes 1.30.4 is outside the AKS support window (1.32 to 1.34)")
+    );
+    assert_eq!(member_state(&s, generated, "ok"), Completed);
+}
+
+/// Issue case 5: a profile cannot target a minor AKS has not released by the scenario start.
+#[test]
+fn target_kubernetes_version_must_be_released_by_the_start() {
+    let image = format!("{UBUNTU}-202602.10.0");
+    let members = vec![member("m", "westeurope", "1.34.2", &[("system", "Ubuntu", &image)])];
+    let releases = json!({"kubernetes": [{"version": "1.33.5", "available": "-60d"}, {"version": "1.34.2", "available": "-30d"},
+        {"version": "1.36.0", "available": "+5d"}]});
+    let profiles = json!([{"name": "next", "channel": "TargetKubernetesVersion", "targetKubernetesVersion": "1.36"}]);
+    let doc = review_scenario("unreleased", members, releases, profiles);
+    assert_eq!(
+        problem_lines(&doc),
+        [
+            "/autoUpgradeProfiles/0/targetKubernetesVersion: Kubernetes 1.36 is not released by the scenario start (the newest released minor is 1.34); a profile can only target a version AKS has released"
+        ]
+    );
+    // The command line says so with exit code 2.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unreleased.json");
+    std::fs::write(&path, &doc).unwrap();
+    let out = std::process::Command::new(binary()).arg("validate").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/autoUpgradeProfiles/0/targetKubernetesVersion"));
+}
+
+/// Issue case 6a: `Consistent` finds no AzureLinux version released in both members' regions. The
+/// members are Skipped with a message naming the family, not as "already at target" (a pool without
+/// a target image is not at target, SEMANTICS §5.5a before b).
+#[test]
+fn consistent_without_a_common_version_names_the_family() {
+    let images = json!([
+        {"version": format!("{AZURE_LINUX}-202602.10.0"), "available": {"regions": {"westeurope": "-20d"}}},
+        {"version": format!("{AZURE_LINUX}-202603.01.0"), "available": {"regions": {"westeurope": "-1d"}}}
+    ]);
+    let pool = [("azl", "AzureLinux", &*format!("{AZURE_LINUX}-202602.10.0"))];
+    let members =
+        vec![member("a-aus", "australiaeast", "1.33.5", &pool), member("b-weu", "westeurope", "1.33.5", &pool)];
+    let mut doc: Value =
+        serde_json::from_str(&review_scenario("consistent", members, json!({"nodeImages": images}), json!([])))
+            .unwrap();
+    doc["updateRuns"] = json!([{"name": "images", "managedClusterUpdate": {"upgrade": {"type": "NodeImageOnly"}, "nodeImageSelection": {"type": "Consistent"}}}]);
+    let (s, r) = run(&doc.to_string());
+    let images = run_named(&r, "images");
+    for name in ["a-aus", "b-weu"] {
+        assert_eq!(member_state(&s, images, name), Skipped);
+        assert_eq!(
+            member_note(&s, images, name),
+            "no version of image family \"AKSAzureLinux-V3gen2\" (agent pool azl) is available in every region of the run's members, so Consistent selected none"
+        );
+    }
+}
+
+/// Issue case 6b: SecurityPatch does not patch Windows pools; a Windows-only member says so.
+#[test]
+fn security_patch_says_windows_pools_are_not_patched() {
+    let windows = "AKSWindows-2022-containerd-20348.3000.260210";
+    let images = json!([
+        {"version": format!("{UBUNTU}-202602.10.0"), "available": "-20d"},
+        {"version": windows, "available": "-20d"},
+        {"version": "AKSWindows-2022-containerd-20348.3100.260302", "available": "-1d"},
+        {"version": format!("{UBUNTU}-202603.01.0"), "available": "+1d"}
+    ]);
+    let members = vec![
+        member("linux", "westeurope", "1.33.5", &[("system", "Ubuntu", &format!("{UBUNTU}-202602.10.0"))]),
+        member("win", "westeurope", "1.33.5", &[("win1", "Windows2022", windows)]),
+    ];
+    let releases = json!({"kubernetes": [{"version": "1.33.5", "available": "-60d"}], "nodeImages": images});
+    let (s, r) =
+        run(&review_scenario("patch", members, releases, json!([{"name": "patch", "channel": "SecurityPatch"}])));
+    let generated = run_named(&r, "patch-ubuntu2204gen2containerd-202603-01-0");
+    assert_eq!(member_state(&s, generated, "win"), Skipped);
+    assert_eq!(
+        member_note(&s, generated, "win"),
+        "nothing to upgrade: win1: Windows node pools are not patched by the SecurityPatch channel"
+    );
+    assert_eq!(member_state(&s, generated, "linux"), Completed);
+}
+
+/// Issue case 6c: TargetKubernetesVersion 1.29 without longTermSupport while the newest minor is
+/// 1.33 generates nothing; its summary says why.
+#[test]
+fn an_lts_only_target_without_long_term_support_says_why_it_generates_nothing() {
+    let image = format!("{UBUNTU}-202602.10.0");
+    let members = vec![member("m", "westeurope", "1.29.4", &[("system", "Ubuntu", &image)])];
+    let releases = json!({"kubernetes": [{"version": "1.29.4", "available": "-400d"}, {"version": "1.31.2", "available": "-200d"},
+        {"version": "1.32.3", "available": "-100d"}, {"version": "1.33.1", "available": "-30d"}, {"version": "1.29.5", "available": "+1d"}]});
+    let profiles = json!([{"name": "lts", "channel": "TargetKubernetesVersion", "targetKubernetesVersion": "1.29"}]);
+    let (s, r) = run(&review_scenario("lts-only", members, releases, profiles));
+    assert!(r.runs.is_empty());
+    let files = fleetsim::report::render(&fleetsim::report::ReportContext::new(&s, &r)).unwrap();
+    let summary = files.iter().find(|(p, _)| p.ends_with("summary.json")).unwrap();
+    let summary: Value = serde_json::from_slice(&summary.1).unwrap();
+    assert_eq!(summary["profiles"][0]["runsGenerated"], 0);
+    assert_eq!(
+        summary["profiles"][0]["note"],
+        "from 2026-03-02T00:00:00Z: targetKubernetesVersion 1.29 is older than N-2 (the newest minor is 1.33), so AKS supports it only with long-term support; longTermSupport is false, so the profile generates no runs"
+    );
+    // With longTermSupport the profile follows the patch and has nothing to explain.
+    let profiles = json!([{"name": "lts", "channel": "TargetKubernetesVersion", "targetKubernetesVersion": "1.29", "longTermSupport": true}]);
+    let members = vec![member("m", "westeurope", "1.29.4", &[("system", "Ubuntu", &image)])];
+    let releases = json!({"kubernetes": [{"version": "1.29.4", "available": "-400d"}, {"version": "1.31.2", "available": "-200d"},
+        {"version": "1.32.3", "available": "-100d"}, {"version": "1.33.1", "available": "-30d"}, {"version": "1.29.5", "available": "+1d"}]});
+    let (_, r) = run(&review_scenario("lts-only", members, releases, profiles));
+    assert_eq!(names(&r), ["lts-1-29-5"]);
+    assert!(r.profiles[0].idle.is_none());
 }
