@@ -643,3 +643,41 @@ fn an_lts_only_target_without_long_term_support_says_why_it_generates_nothing() 
     assert_eq!(names(&r), ["lts-1-29-5"]);
     assert!(r.profiles[0].idle.is_none());
 }
+
+/// A target that falls out of the support window during the simulation: from that instant the
+/// profile generates nothing, and its summary says so from then.
+#[test]
+fn a_target_that_becomes_lts_only_stops_generating_from_that_instant() {
+    let image = format!("{UBUNTU}-202602.10.0");
+    let members = vec![member("m", "westeurope", "1.31.2", &[("system", "Ubuntu", &image)])];
+    let releases = json!({"kubernetes": [{"version": "1.31.2", "available": "-200d"}, {"version": "1.32.3", "available": "-100d"},
+        {"version": "1.33.1", "available": "-30d"}, {"version": "1.31.3", "available": "+1d"},
+        {"version": "1.34.1", "available": "+5d"}, {"version": "1.31.4", "available": "+7d"}]});
+    let profiles = json!([{"name": "pin", "channel": "TargetKubernetesVersion", "targetKubernetesVersion": "1.31"}]);
+    let (_, r) = run(&review_scenario("falls-out", members, releases, profiles));
+    assert_eq!(names(&r), ["pin-1-31-3"], "1.31.4 ships after 1.34 made 1.31 LTS-only");
+    let (at, why) = r.profiles[0].idle.as_ref().expect("the profile says why it stopped");
+    assert_eq!(at.to_rfc3339(), "2026-03-07T00:00:00Z");
+    assert!(why.starts_with("targetKubernetesVersion 1.31 is older than N-2 (the newest minor is 1.34)"), "{why}");
+}
+
+/// Generated names stay unique: a scenario run that already has the name a profile would give its
+/// run leaves the generated one with a `-2` suffix (both runs exist).
+#[test]
+fn a_generated_run_never_takes_an_existing_runs_name() {
+    let image = format!("{UBUNTU}-202602.10.0");
+    let members = vec![member("m", "westeurope", "1.32.5", &[("system", "Ubuntu", &image)])];
+    let releases = json!({"kubernetes": [{"version": "1.32.5", "available": "-60d"}, {"version": "1.33.1", "available": "-30d"},
+        {"version": "1.32.6", "available": "+1d"}]});
+    let mut doc: Value = serde_json::from_str(&review_scenario(
+        "names",
+        members,
+        releases,
+        json!([{"name": "stable", "channel": "Stable"}]),
+    ))
+    .unwrap();
+    doc["updateRuns"] = json!([{"name": "stable-1-32-6", "managedClusterUpdate": {"upgrade": {"type": "ControlPlaneOnly", "kubernetesVersion": "1.33.1"}}}]);
+    let (_, r) = run(&doc.to_string());
+    assert_eq!(names(&r), ["stable-1-32-6", "stable-1-32-6-2"]);
+    assert_eq!(r.specs[1].auto_upgrade_profile.as_deref(), Some("stable"));
+}
