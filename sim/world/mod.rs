@@ -483,12 +483,13 @@ impl<'a> World<'a> {
         let m = &self.fleet[member.index()];
         let current = self.members[member.index()].kubernetes_version;
         let minor = current.minor_version();
+        // A run to an LTS-only minor is refused by AKS for clusters without LTS: they fail
+        // (`K8sVersionNotSupported`) as the docs describe, rather than being skipped.
+        let refused_for_lts = context.spec.lts_only && !m.long_term_support;
         if let Some(newest) = context.newest_minor
             && minor.minors_behind(newest) > 2
             && !(m.long_term_support && self.releases.is_lts_minor(minor))
-            // A run to an LTS-only minor is refused by AKS for clusters without LTS: they fail
-            // (`K8sVersionNotSupported`) as the docs describe, rather than being skipped.
-            && !(context.spec.lts_only && !m.long_term_support)
+            && !refused_for_lts
         {
             let oldest = MinorVersion { major: newest.major, minor: newest.minor.saturating_sub(2) };
             return Some(Note::message(format!(
