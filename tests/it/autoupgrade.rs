@@ -357,6 +357,8 @@ fn node_image_runs_target_the_released_image_and_late_regions_wait_for_it() {
     assert_eq!(pending.state, Completed);
     assert_eq!(generated.state, Completed);
     assert_eq!(generated.completed_time.unwrap().to_rfc3339(), "2026-03-07T02:00:00Z");
+    // 03-03 00:00 to 03-07 01:00: 97 member-hours pending on availability.
+    assert_eq!(generated.stats.pending_availability_seconds, 97 * 3600);
     let changes: Vec<String> = r
         .version_changes
         .iter()
