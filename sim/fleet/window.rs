@@ -71,9 +71,13 @@ pub struct MaintenanceWindow {
     pub start_time_minutes: u32,
     /// `utcOffset` in minutes east of UTC; local time = UTC + offset.
     pub utc_offset_minutes: i32,
-    /// First date that may hold an occurrence and origin of interval counting: `startDate`, else
-    /// the scenario start's local date (SEMANTICS §11).
+    /// Origin of interval counting: `startDate`, else the scenario start's local date (SEMANTICS §11).
     pub anchor: NaiveDate,
+    /// Without `startDate` the configuration already existed, so the calendar also runs backwards
+    /// from the anchor (an occurrence that began before the scenario start may be open at it);
+    /// with `startDate` (`false`) no occurrence comes before the anchor (SEMANTICS §11 "Window
+    /// calendar").
+    pub runs_backwards: bool,
     /// `notAllowedDates`: inclusive local date ranges during which the window is closed.
     pub not_allowed: Vec<(NaiveDate, NaiveDate)>,
 }
@@ -275,11 +279,12 @@ impl MaintenanceWindow {
         until.min(limit)
     }
 
-    /// The first occurrence day in `[max(from_day, anchor), last_day]`, if any (SEMANTICS §11).
-    /// O(1) for daily and weekly windows; monthly ones look at a month or a few (skipped months).
+    /// The first occurrence day in `[from_day, last_day]` (and not before the anchor unless the
+    /// calendar runs backwards), if any (SEMANTICS §11). O(1) for daily and weekly windows;
+    /// monthly ones look at a month or a few (skipped months).
     fn first_occurrence_day(&self, from_day: i64, last_day: i64) -> Option<i64> {
         let anchor = day_number(self.anchor);
-        let from_day = from_day.max(anchor);
+        let from_day = if self.runs_backwards { from_day } else { from_day.max(anchor) };
         if from_day > last_day {
             return None;
         }
@@ -290,11 +295,11 @@ impl MaintenanceWindow {
             }
             Recurrence::Weekly { interval_weeks, day_of_week } => {
                 // Week 0 is the Monday–Sunday week holding the anchor; its `day_of_week` may fall
-                // before the anchor, but `from_day >= anchor` rules that date out.
+                // before the anchor, which a bounded calendar rules out by `from_day >= anchor`.
                 let week0_day = anchor - i64::from(self.anchor.weekday().num_days_from_monday())
                     + i64::from(day_of_week.num_days_from_monday());
                 let period = 7 * i64::from(interval_weeks.max(1));
-                week0_day + ceil_div(from_day - week0_day, period).max(0) * period
+                week0_day + ceil_div(from_day - week0_day, period) * period
             }
             Recurrence::AbsoluteMonthly { interval_months, .. }
             | Recurrence::RelativeMonthly { interval_months, .. } => {
@@ -489,6 +494,7 @@ mod tests {
             start_time_minutes: minutes(start) as u32,
             utc_offset_minutes: offset_minutes,
             anchor: date(anchor),
+            runs_backwards: false,
             not_allowed: blackouts.iter().map(|(s, e)| (date(s), date(e))).collect(),
         }
     }
@@ -804,6 +810,52 @@ mod tests {
         }
     }
 
+    /// SEMANTICS §11 "Window calendar": without `startDate` the calendar also runs backwards from
+    /// the anchor, with the interval phase kept (the anchor's week is week 0, so weeks −2, −4 …
+    /// hold occurrences too); with `startDate` nothing comes before it.
+    #[test]
+    fn calendar_without_start_date_runs_backwards() {
+        let backwards = |recurrence, hours, start: &str, anchor| MaintenanceWindow {
+            runs_backwards: true,
+            ..win(recurrence, hours, start, "+00:00", anchor, &[])
+        };
+        // Every 2 weeks on Monday, anchored Wednesday 2026-03-11: week 0 is Mar 9–15.
+        let fortnightly = backwards(weekly(2, Weekday::Mon), 4, "02:00", "2026-03-11");
+        assert_eq!(
+            starts(&fortnightly, "2026-02-01T00:00:00Z", "2026-03-31T00:00:00Z"),
+            ["2026-02-09T02:00:00Z", "2026-02-23T02:00:00Z", "2026-03-09T02:00:00Z", "2026-03-23T02:00:00Z"]
+        );
+        // Daily 22:00 for 6 h, anchored at a 02:00 start: the evening before is open at the start.
+        let evening = backwards(daily(1), 6, "22:00", "2026-03-02");
+        assert!(evening.is_open(at("2026-03-02T02:00:00Z")));
+        assert_eq!(
+            evening.state_at(at("2026-03-02T02:00:00Z")),
+            WindowState::Open { until: at("2026-03-02T04:00:00Z") }
+        );
+        // Every 3 days: the phase is the anchor's, backwards as forwards.
+        let every_third = backwards(daily(3), 4, "02:00", "2026-03-10");
+        assert_eq!(
+            starts(&every_third, "2026-03-01T00:00:00Z", "2026-03-14T00:00:00Z"),
+            [
+                "2026-03-01T02:00:00Z",
+                "2026-03-04T02:00:00Z",
+                "2026-03-07T02:00:00Z",
+                "2026-03-10T02:00:00Z",
+                "2026-03-13T02:00:00Z"
+            ]
+        );
+        // Every 2 months on the 15th from March: January is month −2.
+        let bimonthly = backwards(absolute(2, 15), 4, "02:00", "2026-03-20");
+        assert_eq!(
+            starts(&bimonthly, "2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"),
+            ["2026-01-15T02:00:00Z", "2026-03-15T02:00:00Z", "2026-05-15T02:00:00Z"]
+        );
+        // With `startDate`, the same evening window is closed until its first occurrence.
+        let bounded = win(daily(1), 6, "22:00", "+00:00", "2026-03-02", &[]);
+        assert!(!bounded.is_open(at("2026-03-02T02:00:00Z")));
+        assert_eq!(bounded.next_opening(at("2026-03-02T02:00:00Z")), Some(at("2026-03-02T22:00:00Z")));
+    }
+
     #[test]
     fn aks_docs_examples() {
         let cases = [
@@ -932,7 +984,7 @@ mod tests {
 
     /// Whether local date `day` starts an occurrence, straight from the rule's wording.
     fn oracle_occurs(w: &MaintenanceWindow, day: NaiveDate) -> bool {
-        if day < w.anchor {
+        if !w.runs_backwards && day < w.anchor {
             return false;
         }
         let monday = |d: NaiveDate| d - Days::new(u64::from(d.weekday().num_days_from_monday()));
@@ -999,8 +1051,9 @@ mod tests {
             -840i32..=840,
             0i64..1500,
             proptest::collection::vec(blackout, 0..4),
+            any::<bool>(),
         )
-            .prop_map(|(recurrence, hours, start, offset, anchor, blackouts)| {
+            .prop_map(|(recurrence, hours, start, offset, anchor, blackouts, runs_backwards)| {
                 let base = date("2025-01-01");
                 let day = |d: i64| base + Days::new(d as u64);
                 MaintenanceWindow {
@@ -1009,6 +1062,7 @@ mod tests {
                     start_time_minutes: start,
                     utc_offset_minutes: offset,
                     anchor: day(anchor),
+                    runs_backwards,
                     not_allowed: blackouts.iter().map(|&(s, n)| (day(s), day(s + n))).collect(),
                 }
             })
