@@ -200,7 +200,7 @@ fn print_run_summary(
         scenario.fleet.len(),
         result.end
     )];
-    for run in result.runs.iter().take(RUNS_SHOWN) {
+    for (r, run) in result.runs.iter().enumerate().take(RUNS_SHOWN) {
         let total: usize = run.stages.iter().flat_map(|s| s.groups.iter()).map(|g| g.members.len()).sum();
         let completed = report::tables::count_state(run, fleetsim::orchestrator::UpdateState::Completed);
         let makespan =
@@ -212,6 +212,9 @@ fn print_run_summary(
             makespan.unwrap_or_else(|| "never started".to_string()),
             run.failure_count
         ));
+        if let Some(blocked) = report::summary::blocked(run, &result.specs[r]) {
+            lines.push(format!("    {}", blocked.text));
+        }
     }
     if result.runs.len() > RUNS_SHOWN {
         lines.push(format!("  … and {} more runs (runs.csv lists every run)", result.runs.len() - RUNS_SHOWN));

@@ -312,7 +312,12 @@ impl Sim<'_> {
             }
         }
         // A member still running has its completion queued, so only the horizon ends a simulation
-        // with work in flight.
+        // with work in flight. A run that can no longer progress (an approval nobody gives, a
+        // window that never opens, a start that never comes) is not finished either: the
+        // simulation runs to the horizon and its waiting counts until then (SEMANTICS §5.9).
+        if !horizon_reached && self.runs.iter().any(UpdateRun::is_open) {
+            horizon_reached = true;
+        }
         if horizon_reached {
             end = horizon;
         }

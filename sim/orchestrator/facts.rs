@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use crate::engine::Time;
 use crate::fleet::MemberId;
+
+use super::run::GateRef;
 pub use crate::fleet::window::WindowClass;
 
 /// Index of an update run in the simulation.
@@ -91,6 +93,12 @@ pub trait Facts {
     fn not_available(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)>;
     /// §5.5d: window not open now → note naming the next opening and that opening.
     fn window_closed(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)>;
+    /// Does the run's approval policy approve this Approval gate with a delay of 0? Such a gate is
+    /// `Completed` as it opens, before any member is scheduled in that instant (SEMANTICS §11
+    /// "Approval policy"). The default: no policy.
+    fn approves_at_open(&mut self, _run: RunId, _gate: GateRef) -> bool {
+        false
+    }
 }
 
 /// SEMANTICS §5.5: the checks a–e in their normative order.

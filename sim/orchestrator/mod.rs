@@ -14,7 +14,8 @@ pub mod strategy;
 pub use facts::{Facts, Note, PendingKind, RunId, Verdict};
 pub use plan::{GroupAboveStage, PlanProblem, PlanSettings, RunPlan, plan_run};
 pub use run::{
-    Command, Entity, FailureScope, GateRef, Outcome, RunSettings, SkipTarget, Slot, Timer, Transition, UpdateRun,
+    BlockedOn, Command, Entity, FailureScope, GateRef, Outcome, RunSettings, SkipTarget, Slot, Timer, Transition,
+    UpdateRun,
 };
 pub use state::UpdateState;
 pub use strategy::{GateConfig, GateKind, Group, Limit, ScheduledStart, Stage, Strategy, Timing};

@@ -134,7 +134,7 @@ fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<Pl
     let mut owner: Vec<Option<(usize, usize)>> = vec![None; members.len()];
     let mut result = Vec::with_capacity(strategy.stages.len());
     for (s, stage) in strategy.stages.iter().enumerate() {
-        let in_stage = |m: &Member| stage.member_selector.as_ref().is_none_or(|sel| sel.matches(&m.labels));
+        let in_stage = |m: &Member| stage.member_selector.as_ref().is_none_or(|sel| sel.matches(m));
         let group_count = stage.groups.len().max(1);
         let mut groups: Vec<Vec<MemberId>> = vec![Vec::new(); group_count];
         for (i, member) in members.iter().enumerate() {
@@ -149,7 +149,7 @@ fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<Pl
                     .iter()
                     .enumerate()
                     .filter(|(_, g)| match &g.member_selector {
-                        Some(sel) => sel.matches(&member.labels),
+                        Some(sel) => sel.matches(member),
                         None => member.group.as_deref() == Some(g.name.as_str()),
                     })
                     .map(|(gi, _)| gi)

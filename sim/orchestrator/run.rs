@@ -138,6 +138,19 @@ pub struct Transition {
     pub note: Note,
 }
 
+/// What an unfinished run waits for at an instant (SEMANTICS §5.9: a run that can no longer progress
+/// is not finished, and the report says what it is blocked on).
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockedOn {
+    /// Never started: no start time and no `start` action, or one after the end.
+    Start,
+    /// A `Pending` gate of the current stage (the first in tree order), since it opened.
+    Gate { gate: GateRef, since: Time },
+    /// `Pending` members of the current stage waiting for `kind` (the most common reason), since
+    /// the earliest of them began waiting.
+    Members { stage: u16, kind: PendingKind, count: u32, since: Time },
+}
+
 /// Lifecycle position of a stage or group; display states are derived from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -160,6 +173,8 @@ pub struct GateRt {
     /// ScheduledStart: the `absoluteStartTime` computed when reached.
     pub due: Option<Time>,
     pub note: Note,
+    /// The approval policy approves this gate with no delay: it completes as it opens.
+    approve_at_open: bool,
     mark: u64,
 }
 
@@ -320,7 +335,7 @@ impl UpdateRun {
             .enumerate()
             .map(|(s, stage)| build_stage(id, run_key, s as u16, stage, facts))
             .collect();
-        UpdateRun {
+        let mut run = UpdateRun {
             id,
             name: name.to_string(),
             stages,
@@ -346,7 +361,13 @@ impl UpdateRun {
             journal: Vec::new(),
             epoch: 1,
             run_mark: 0,
+        };
+        for r in run.gate_refs() {
+            if matches!(run.gate(r).config.kind, GateKind::Approval) && facts.approves_at_open(id, r) {
+                run.gate_mut(r).approve_at_open = true;
+            }
         }
+        run
     }
 
     pub fn settings(&self) -> &RunSettings {
@@ -401,6 +422,46 @@ impl UpdateRun {
         self.started
     }
 
+    /// Whether the run is still open: not started, or `Running`, `Pending` or `Stopping` (a run
+    /// that is `Completed`, `Skipped`, `Failed` or `Stopped` waits for nothing of its own).
+    pub fn is_open(&self) -> bool {
+        matches!(
+            self.state,
+            UpdateState::NotStarted | UpdateState::Running | UpdateState::Pending | UpdateState::Stopping
+        )
+    }
+
+    /// What the run waits for, when it is not started or `Pending` (nothing of it running).
+    pub fn blocked_on(&self) -> Option<BlockedOn> {
+        match self.state {
+            UpdateState::NotStarted => return Some(BlockedOn::Start),
+            UpdateState::Pending => {}
+            _ => return None,
+        }
+        let s = self.current;
+        let stage = self.stages.get(s)?;
+        if let Some(r) = self
+            .gate_refs()
+            .into_iter()
+            .filter(|r| r.stage as usize == s)
+            .find(|&r| self.gate(r).state == UpdateState::Pending)
+        {
+            return Some(BlockedOn::Gate { gate: r, since: self.gate(r).start_time.unwrap_or_default() });
+        }
+        let mut by_kind: BTreeMap<PendingKind, (u32, Time)> = BTreeMap::new();
+        for member in stage.groups.iter().flat_map(|g| g.members.iter()) {
+            if let (UpdateState::Pending, Some(kind)) = (member.state, member.pending_kind) {
+                let entry = by_kind.entry(kind).or_insert((0, member.pending_since));
+                entry.0 += 1;
+                entry.1 = entry.1.min(member.pending_since);
+            }
+        }
+        by_kind
+            .into_iter()
+            .max_by_key(|&(kind, (count, _))| (count, std::cmp::Reverse(kind)))
+            .map(|(kind, (count, since))| BlockedOn::Members { stage: s as u16, kind, count, since })
+    }
+
     /// No new member can start and nothing new is reached (SEMANTICS §11 "Halts").
     pub fn is_blocked(&self) -> bool {
         !self.started || self.user_stop || self.failure_halt || self.current_stage_failed()
@@ -446,8 +507,9 @@ impl UpdateRun {
         }
     }
 
-    /// `retryFailedOnRestart`: failed members of unfinished groups go back to `NotStarted`; their
-    /// failures leave the counts, so `failureCount` keeps meaning "members that failed".
+    /// `retryFailedOnRestart`: failed members of unfinished groups go back to `NotStarted`. Their
+    /// earlier failures stay in the counts and a failed retry adds one more (§11 "Restart"), so a
+    /// group already over its budget trips on its next failure.
     fn retry_failed_members(&mut self, s: usize, g: usize) {
         for i in 0..self.stages[s].groups[g].members.len() {
             if self.stages[s].groups[g].members[i].state != UpdateState::Failed {
@@ -457,10 +519,7 @@ impl UpdateRun {
             self.set_member_state(slot, UpdateState::NotStarted, Note::message("retried after restart"));
             let group = &mut self.stages[s].groups[g];
             group.terminal -= 1;
-            group.failure_count -= 1;
             group.cursor = group.cursor.min(i);
-            self.stages[s].failure_count -= 1;
-            self.failure_count -= 1;
         }
     }
 
@@ -765,7 +824,7 @@ impl UpdateRun {
                 Phase::Active => {
                     let groups_changed = self.progress_groups(s, now, blocked, out);
                     changed |= groups_changed;
-                    !blocked && self.enter_after_phase(s, now, out)
+                    self.enter_after_phase(s, now, blocked, out)
                 }
                 Phase::After => self.finish_stage(s),
                 Phase::Done => {
@@ -875,7 +934,9 @@ impl UpdateRun {
                     self.stages[s].groups[g].user_skipped = false;
                     return true;
                 }
-                if blocked {
+                // §11 "Halts": completing needs nothing new when there are no afterGates, so it
+                // happens during a halt too; opening afterGates waits for the halt to clear.
+                if blocked && !group.after_gates.is_empty() {
                     return false;
                 }
                 for index in 0..group.after_gates.len() {
@@ -903,10 +964,14 @@ impl UpdateRun {
     }
 
     /// §5.7: when every group is done (and nothing of the stage runs), the stage's after gates and
-    /// wait start together; a stage whose groups were all skipped is `Skipped`.
-    fn enter_after_phase(&mut self, s: usize, now: Time, out: &mut Vec<Command>) -> bool {
+    /// wait start together; a stage whose groups were all skipped is `Skipped`. During a halt only
+    /// a stage with no after gates and no wait completes (§11 "Halts": it needs nothing new).
+    fn enter_after_phase(&mut self, s: usize, now: Time, blocked: bool, out: &mut Vec<Command>) -> bool {
         let stage = &self.stages[s];
         if stage.running > 0 || !stage.groups.iter().all(|g| g.phase == Phase::Done) {
+            return false;
+        }
+        if blocked && (!stage.after_gates.is_empty() || stage.wait.is_some()) {
             return false;
         }
         if stage.groups.iter().all(|g| g.done_state == UpdateState::Skipped) {
@@ -953,6 +1018,11 @@ impl UpdateRun {
         let kind = gate.config.kind;
         self.set_gate_state(r, UpdateState::Pending, Note::default(), now);
         match kind {
+            // §11 "Approval policy": a delay of 0 approves the gate as it opens, like a
+            // ScheduledStart gate whose time has come.
+            GateKind::Approval if self.gate(r).approve_at_open => {
+                self.complete_gate(r, now, Note::message("approved by the approval policy"));
+            }
             GateKind::Approval => out.push(Command::GateOpened { gate: r, approval: true }),
             GateKind::ScheduledStart(config) => {
                 let due = config.next_occurrence(now, exact);
@@ -1539,6 +1609,7 @@ fn gate_rt(run_key: u64, r: GateRef, config: GateConfig) -> GateRt {
         completed_time: None,
         due: None,
         note: Note::default(),
+        approve_at_open: false,
         mark: 0,
     }
 }

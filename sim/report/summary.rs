@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::orchestrator::UpdateState;
+use crate::orchestrator::{BlockedOn, GateKind, GateRef, PendingKind, UpdateRun, UpdateState};
+use crate::scenario::RunSpec;
 
 use super::ReportContext;
 use super::tables::count_state;
@@ -45,7 +46,86 @@ pub struct RunSummary {
     /// Members that received a release marked bad before the run stopped.
     pub blast_radius: usize,
     pub peak_concurrency: u32,
+    /// What a run that is not finished waits for, and since when (SEMANTICS §5.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_on: Option<Blocked>,
     pub stages: Vec<StageSummary>,
+}
+
+/// `blockedOn`: why an unfinished run makes no progress.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Blocked {
+    /// `start`, `gate`, `window` or `availability`.
+    pub reason: &'static str,
+    /// The gate's display name, or a description of it by type and position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
+    /// Members `Pending` for that reason in the current stage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub members: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// One line for people: "blocked on gate \"prod sign-off\" since 2026-03-02T00:00:00Z".
+    pub text: String,
+}
+
+/// What `run` is blocked on, for `summary.json` and the console.
+pub fn blocked(run: &UpdateRun, spec: &RunSpec) -> Option<Blocked> {
+    Some(match run.blocked_on()? {
+        BlockedOn::Start => Blocked {
+            reason: "start",
+            gate: None,
+            members: None,
+            since: None,
+            text: match spec.start {
+                None => "not started: a manual start was never given".to_string(),
+                Some(at) => format!("not started: its start {at} is after the end of the simulation"),
+            },
+        },
+        BlockedOn::Gate { gate, since } => {
+            let name = gate_description(run, gate);
+            Blocked {
+                reason: "gate",
+                text: format!("blocked on gate {name} since {since}"),
+                gate: Some(name),
+                members: None,
+                since: Some(since.to_rfc3339()),
+            }
+        }
+        BlockedOn::Members { stage, kind, count, since } => {
+            let (reason, why) = match kind {
+                PendingKind::Window => ("window", "maintenance windows that did not open"),
+                PendingKind::Availability => ("availability", "a release not yet in their region"),
+            };
+            let stage = &run.stages[stage as usize].name;
+            Blocked {
+                reason,
+                gate: None,
+                members: Some(count),
+                text: format!("blocked on {why}: {count} members of stage \"{stage}\" Pending since {since}"),
+                since: Some(since.to_rfc3339()),
+            }
+        }
+    })
+}
+
+/// A gate's display name in quotes, else its type and position ("Approval gate before stage \"prod\"").
+fn gate_description(run: &UpdateRun, r: GateRef) -> String {
+    let gate = run.gate(r);
+    if let Some(name) = &gate.config.display_name {
+        return format!("\"{name}\"");
+    }
+    let kind = match gate.config.kind {
+        GateKind::Approval => "Approval",
+        GateKind::ScheduledStart(_) => "ScheduledStart",
+    };
+    let stage = &run.stages[r.stage as usize];
+    let place = match r.group {
+        Some(g) => format!("group \"{}\" of stage \"{}\"", stage.groups[g as usize].name, stage.name),
+        None => format!("stage \"{}\"", stage.name),
+    };
+    format!("{kind} gate {} {place}", r.timing.api_name().to_lowercase())
 }
 
 #[derive(Serialize)]
@@ -131,6 +211,7 @@ pub fn summary(ctx: &ReportContext) -> Summary {
                 after_stage_wait_hours: hours(run.stats.wait_seconds),
                 blast_radius: result.bad_release_members[r].len(),
                 peak_concurrency: run.stats.peak_running,
+                blocked_on: blocked(run, &result.specs[r]),
                 stages: run
                     .stages
                     .iter()

@@ -860,7 +860,7 @@ impl<'a> World<'a> {
         delivers: &dyn Fn(&str) -> bool,
     ) -> bool {
         let delivered = control_plane.is_some_and(|v| v.to_string() == bad.version) || delivers(&bad.version);
-        delivered && bad.selector.as_ref().is_none_or(|s| s.matches(&self.fleet[member.index()].labels))
+        delivered && bad.selector.as_ref().is_none_or(|s| s.matches(&self.fleet[member.index()]))
     }
 
     /// Whether the attempt puts the member at risk from a release marked bad, whether or not it
@@ -984,6 +984,10 @@ pub fn default_surge(version: KubernetesVersion) -> Surge {
 }
 
 impl Facts for World<'_> {
+    fn approves_at_open(&mut self, run: RunId, gate: GateRef) -> bool {
+        self.approval_delay(run, gate) == Some(Duration::ZERO)
+    }
+
     fn has_window(&mut self, run: RunId, member: MemberId) -> bool {
         self.window_for(run, member).is_some()
     }
