@@ -84,6 +84,59 @@ pub struct NodePool {
     pub from_snapshot: bool,
 }
 
+/// The labels Fleet Manager adds to every member, read-only (the REST API's FleetMembers examples).
+pub const FLEET_LOCATION: &str = "fleet.azure.com/location";
+pub const FLEET_MEMBER_NAME: &str = "fleet.azure.com/member-name";
+pub const FLEET_CLUSTER_NAME: &str = "fleet.azure.com/cluster-name";
+pub const FLEET_RESOURCE_GROUP: &str = "fleet.azure.com/resource-group";
+pub const FLEET_SUBSCRIPTION_ID: &str = "fleet.azure.com/subscription-id";
+pub const FLEET_LABELS: [&str; 5] =
+    [FLEET_LOCATION, FLEET_MEMBER_NAME, FLEET_CLUSTER_NAME, FLEET_RESOURCE_GROUP, FLEET_SUBSCRIPTION_ID];
+
+/// Resource group of a member without `clusterResourceId`.
+pub const DEFAULT_RESOURCE_GROUP: &str = "fleetsim";
+/// Subscription of a member without `clusterResourceId` (the placeholder of the API's examples).
+pub const DEFAULT_SUBSCRIPTION_ID: &str = "00000000-0000-0000-0000-000000000000";
+
+/// The managed cluster behind a member, from its `clusterResourceId`
+/// (`/subscriptions/{s}/resourceGroups/{rg}/providers/Microsoft.ContainerService/managedClusters/{name}`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterRef {
+    pub subscription_id: String,
+    pub resource_group: String,
+    pub name: String,
+}
+
+impl ClusterRef {
+    /// Parses an ARM managed-cluster id; segment names compare case-insensitively, as ARM ids do.
+    pub fn parse(id: &str) -> Result<ClusterRef, String> {
+        let parts: Vec<&str> = id.trim_start_matches('/').split('/').collect();
+        let expected = ["subscriptions", "resourcegroups", "providers", "", "managedclusters"];
+        let ok = parts.len() == 8
+            && parts[0].eq_ignore_ascii_case(expected[0])
+            && parts[2].eq_ignore_ascii_case(expected[1])
+            && parts[4].eq_ignore_ascii_case(expected[2])
+            && parts[5].eq_ignore_ascii_case("Microsoft.ContainerService")
+            && parts[6].eq_ignore_ascii_case(expected[4])
+            && [1, 3, 7].iter().all(|&i| !parts[i].is_empty());
+        if !ok {
+            return Err(format!(
+                "\"{id}\" is not a managed cluster id: /subscriptions/<id>/resourceGroups/<name>/providers/Microsoft.ContainerService/managedClusters/<name>"
+            ));
+        }
+        Ok(ClusterRef {
+            subscription_id: parts[1].to_string(),
+            resource_group: parts[3].to_string(),
+            name: parts[7].to_string(),
+        })
+    }
+}
+
+/// Region names as Azure compares them: `East US` = `eastus`.
+pub fn normalize_region(region: &str) -> String {
+    region.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect()
+}
+
 /// One fleet member: an AKS cluster with its update group, labels, versions and windows.
 #[derive(Clone, Debug)]
 pub struct Member {
@@ -91,7 +144,10 @@ pub struct Member {
     pub region: String,
     /// The member's update group (`properties.group` of the fleet member), used by group-name mode.
     pub group: Option<String>,
+    /// The labels the scenario gives (without the Fleet-owned ones: [`Member::label`] adds those).
     pub labels: BTreeMap<String, String>,
+    /// From `clusterResourceId`, when the scenario gives one.
+    pub cluster: Option<ClusterRef>,
     pub kubernetes_version: KubernetesVersion,
     pub node_pools: Vec<NodePool>,
     /// Consulted by `Full` and `ControlPlaneOnly` runs (SEMANTICS §5.4).
@@ -102,4 +158,37 @@ pub struct Member {
     pub long_term_support: bool,
     /// A stopped cluster fails any upgrade at once (azure-fleet-semantics.md §9).
     pub stopped: bool,
+}
+
+impl Member {
+    /// The value of a Fleet-owned label (`fleet.azure.com/…`), derived from the member.
+    pub fn fleet_label(&self, key: &str) -> Option<&str> {
+        Some(match key {
+            FLEET_LOCATION => &self.region,
+            FLEET_MEMBER_NAME => &self.name,
+            FLEET_CLUSTER_NAME => self.cluster.as_ref().map_or(self.name.as_str(), |c| c.name.as_str()),
+            FLEET_RESOURCE_GROUP => self.cluster.as_ref().map_or(DEFAULT_RESOURCE_GROUP, |c| c.resource_group.as_str()),
+            FLEET_SUBSCRIPTION_ID => {
+                self.cluster.as_ref().map_or(DEFAULT_SUBSCRIPTION_ID, |c| c.subscription_id.as_str())
+            }
+            _ => return None,
+        })
+    }
+
+    /// Every label as the service shows it: the scenario's and Fleet's own.
+    pub fn all_labels(&self) -> BTreeMap<String, String> {
+        let mut labels = self.labels.clone();
+        for key in FLEET_LABELS {
+            if let Some(value) = self.fleet_label(key) {
+                labels.insert(key.to_string(), value.to_string());
+            }
+        }
+        labels
+    }
+}
+
+impl super::selector::Labels for Member {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.fleet_label(key).or_else(|| self.labels.get(key).map(String::as_str))
+    }
 }

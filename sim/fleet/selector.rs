@@ -120,8 +120,8 @@ impl Requirement {
 
     /// apimachinery `Requirement.Matches` (§5.1 "Matching"): `notin` and `!=` also match members
     /// without the key, `>`/`<` never match a value that is not an integer.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let label = labels.get(&self.key);
+    pub fn matches<L: Labels + ?Sized>(&self, labels: &L) -> bool {
+        let label = labels.label(&self.key);
         match self.operator {
             Operator::Exists => label.is_some(),
             Operator::DoesNotExist => label.is_none(),
@@ -135,7 +135,7 @@ impl Requirement {
 
     /// Go uses `strconv.ParseInt(s, 10, 64)` on both sides; Rust's `i64` parser accepts the same
     /// strings (optional sign, decimal digits, no `_`, in range).
-    fn compares(&self, label: Option<&String>) -> bool {
+    fn compares(&self, label: Option<&str>) -> bool {
         let Some(label) = label.and_then(|value| value.parse::<i64>().ok()) else {
             return false;
         };
@@ -173,6 +173,18 @@ impl fmt::Display for Requirement {
     }
 }
 
+/// Anything with labels a selector can read: a plain map, or a member with the labels Fleet
+/// Manager adds to it.
+pub trait Labels {
+    fn label(&self, key: &str) -> Option<&str>;
+}
+
+impl Labels for BTreeMap<String, String> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.get(key).map(String::as_str)
+    }
+}
+
 /// A parsed label selector: the AND of its requirements, sorted by key like apimachinery's
 /// `parse` so that equal selectors print the same (§5.2 L32).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -206,7 +218,7 @@ impl Selector {
     }
 
     /// True when every requirement matches the labels.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches<L: Labels + ?Sized>(&self, labels: &L) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 

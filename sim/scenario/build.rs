@@ -8,6 +8,10 @@ use chrono::Weekday;
 use serde_json::Value;
 
 use crate::engine::{Duration, Time};
+use crate::fleet::member::{
+    ClusterRef, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBSCRIPTION_ID, FLEET_CLUSTER_NAME, FLEET_LABELS, FLEET_LOCATION,
+    FLEET_MEMBER_NAME, FLEET_RESOURCE_GROUP, normalize_region,
+};
 use crate::fleet::selector::{Selector, validate_label_key, validate_label_value};
 use crate::fleet::{KubernetesVersion, Member, MemberId, NodeImageVersion, NodePool, OsSku, Surge};
 use crate::orchestrator::plan::{GroupAboveStage, PlanSettings, plan_run};
@@ -251,7 +255,8 @@ fn build_inner(
     let fleet: Vec<Member> = fleet
         .into_iter()
         .map(|e| {
-            dtos.extend(e.dto);
+            // `--dump-fleet` shows every label as the service does, Fleet's own among them.
+            dtos.extend(e.dto.map(|d| MemberDto { labels: e.member.all_labels(), ..d }));
             e.member
         })
         .collect();
@@ -404,8 +409,16 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
     if let Some(group) = &m.group {
         check_name(ctx, group, &join(path, "group"), "update group");
     }
+    let cluster = m
+        .cluster_resource_id
+        .as_deref()
+        .and_then(|id| ClusterRef::parse(id).map_err(|e| ctx.err(join(path, "clusterResourceId"), e)).ok());
     for (key, value) in &m.labels {
         let label_path = join(&join(path, "labels"), key);
+        if FLEET_LABELS.contains(&key.as_str()) {
+            check_fleet_label(ctx, m, cluster.as_ref(), key, value, &label_path);
+            continue;
+        }
         if let Err(e) = validate_label_key(key) {
             ctx.err(&label_path, e);
         }
@@ -458,7 +471,13 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
         name: m.name.clone(),
         region: m.region.clone(),
         group: m.group.clone(),
-        labels: m.labels.clone(),
+        labels: m
+            .labels
+            .iter()
+            .filter(|(k, _)| !FLEET_LABELS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        cluster,
         kubernetes_version: version?,
         node_pools: pools,
         auto_upgrade_window,
@@ -466,6 +485,31 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
         long_term_support: m.long_term_support,
         stopped: m.stopped,
     })
+}
+
+/// A `fleet.azure.com/*` label the scenario sets: the service owns it, so only the value it would
+/// show is accepted (regions compare as Azure compares them: `East US` = `eastus`).
+fn check_fleet_label(ctx: &mut Ctx, m: &MemberDto, cluster: Option<&ClusterRef>, key: &str, value: &str, path: &str) {
+    let expected = match key {
+        FLEET_LOCATION => {
+            if normalize_region(value) == normalize_region(&m.region) {
+                return;
+            }
+            m.region.clone()
+        }
+        FLEET_MEMBER_NAME => m.name.clone(),
+        FLEET_CLUSTER_NAME => cluster.map_or(m.name.clone(), |c| c.name.clone()),
+        FLEET_RESOURCE_GROUP => cluster.map_or(DEFAULT_RESOURCE_GROUP.to_string(), |c| c.resource_group.clone()),
+        _ => cluster.map_or(DEFAULT_SUBSCRIPTION_ID.to_string(), |c| c.subscription_id.clone()),
+    };
+    // ARM names and ids compare case-insensitively; member names are lowercase already.
+    let same = if key == FLEET_MEMBER_NAME { value == expected } else { value.eq_ignore_ascii_case(&expected) };
+    if !same {
+        ctx.err(
+            path,
+            format!("{key} is set by Fleet Manager: for this member it is \"{expected}\", not \"{value}\" (remove it, or give the service's value)"),
+        );
+    }
 }
 
 fn default_pool(version: Option<KubernetesVersion>) -> NodePool {
@@ -924,7 +968,15 @@ fn build_run(
     let start = match run.start.as_deref() {
         None => Some(ctx.start),
         Some("manual") => None,
-        Some(text) => ctx.time(text, &join(path, "start")),
+        Some(text) => {
+            let at = ctx.time(text, &join(path, "start"));
+            if let Some(at) = at
+                && at < ctx.start
+            {
+                ctx.err(join(path, "start"), format!("{at} is before the scenario start {}", ctx.start));
+            }
+            at
+        }
     };
     let approval_policy = run.approval_policy.as_ref().and_then(|v| ctx.dist(v, &join(path, "approvalPolicy")));
     let (strategy, strategy_name, strategy_path) = resolved.ok()?;

@@ -113,8 +113,15 @@ pub struct MemberDto {
     /// Update group (`properties.group` of the fleet member).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+    /// Labels of the fleet member. Fleet Manager adds `fleet.azure.com/location`, `member-name`,
+    /// `cluster-name`, `resource-group` and `subscription-id` itself; they may be given only with
+    /// the values the service would show.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// The fleet member's `clusterResourceId`: the AKS cluster's ARM id. Its subscription, resource
+    /// group and name become the member's `fleet.azure.com/*` labels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_resource_id: Option<String>,
     /// Current Kubernetes version, e.g. `1.32.4`.
     pub kubernetes_version: String,
     /// Node pools. Default: one Ubuntu pool `nodepool1` of 3 nodes.

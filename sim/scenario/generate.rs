@@ -807,6 +807,7 @@ fn draw_member(
         plan.long_term_support > 0.0 && stream("longTermSupport").random::<f64>() < plan.long_term_support;
     let stopped = plan.stopped > 0.0 && stream("stopped").random::<f64>() < plan.stopped;
     MemberDto {
+        cluster_resource_id: None,
         name: places.fill(&plan.pattern),
         region: region.clone(),
         group: group.clone(),
