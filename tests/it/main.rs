@@ -3,6 +3,7 @@
 mod support;
 
 mod cli;
+mod conformance;
 mod determinism;
 mod invalid;
 mod properties;

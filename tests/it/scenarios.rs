@@ -680,7 +680,8 @@ fn retry_failed_on_restart_setting() {
     let (s, r) = run(&scenario_json(members("a", "ga", 2), strategy.clone(), actions.clone(), extra.clone()));
     assert_eq!(member_state(&s, &r.runs[0], "a01"), Failed);
     assert_eq!(r.runs[0].stages[0].groups[0].members[0].attempts, 2);
-    assert_eq!(r.runs[0].failure_count, 1, "failureCount counts members that failed");
+    // SEMANTICS §11 "Restart": the first failure still counts and the failed retry adds one more.
+    assert_eq!(r.runs[0].failure_count, 2, "failureCount counts failed attempts across a restart");
     // A transient failure: the retry succeeds.
     extra["models"]["overrides"] = json!([]);
     merge(&mut extra, json!({"models": {"failure": {"probability": 0.0}}}));

@@ -761,8 +761,13 @@ fn generators_are_deterministic_keyed_by_name_and_mix_with_explicit_members() {
 fn a_dumped_fleet_pasted_back_as_members_simulates_the_same() {
     let text = generator_scenario(
         json!([big_generator(120)]),
+        // A failure budget keeps the run going, so that windows shape it (the first member's window
+        // is open at the start and a failure would otherwise end the run there).
         json!({"updateRuns": [{"name": "r",
-        "managedClusterUpdate": {"upgrade": {"type": "Full", "kubernetesVersion": "1.34.1"}, "nodeImageSelection": {"type": "Consistent"}}}],
+        "managedClusterUpdate": {"upgrade": {"type": "Full", "kubernetesVersion": "1.34.1"}, "nodeImageSelection": {"type": "Consistent"}},
+        "strategy": {"stages": [{"name": "all", "maxAllowedFailures": "100%", "groups": [
+            {"name": "eastus", "maxConcurrency": "5", "maxAllowedFailures": "100%"},
+            {"name": "westeurope", "maxConcurrency": "5", "maxAllowedFailures": "100%"}]}]}}],
         "models": {"duration": {"member": null}, "failure": {"probability": 0.05}},
         "settings": {"horizon": "20d"}}),
     );
