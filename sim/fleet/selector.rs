@@ -903,6 +903,15 @@ mod tests {
         ("L37", "x>1", &[("x", "+5")], true),
         ("L37", "x<1", &[("x", "-5")], true),
         ("L37", "x>1", &[("x", "99999999999999999999")], false),
+        // Prefixed keys (DNS-subdomain prefix): existence, absence and values, with and without
+        // the label.
+        ("L6", "example.com/ring", &[("example.com/ring", "canary")], true),
+        ("L6", "example.com/ring", &[("ring", "canary")], false),
+        ("L6", "!example.com/ring", &[("ring", "canary")], true),
+        ("L6", "!example.com/ring", &[("example.com/ring", "")], false),
+        ("L14", "example.com/ring in (canary)", &[("example.com/ring", "canary")], true),
+        ("L14", "example.com/ring notin (canary)", &[], true),
+        ("L3", "example.com/ring!=canary", &[("example.com/ring", "canary")], false),
         ("L37", "x>1", &[("x", "")], false),
     ];
 
@@ -1111,10 +1120,23 @@ mod tests {
     proptest! {
         #[test]
         fn arbitrary_text_never_panics(text in any::<String>()) {
-            let _ = Selector::parse(&text);
-            let _ = validate_label_key(&text);
-            let _ = validate_label_value(&text);
-            let _ = text.parse::<Operator>();
+            match Selector::parse(&text) {
+                // What parses prints as a selector that parses to the same thing.
+                Ok(selector) => prop_assert_eq!(Selector::parse(&selector.to_string()), Ok(selector)),
+                // A refusal is one sentence on one line.
+                Err(e) => prop_assert!(!e.is_empty() && !e.contains('\n'), "{:?}", e),
+            }
+            if validate_label_key(&text).is_ok() {
+                // A valid key has a name part of at most 63 characters and no blanks.
+                let name = text.rsplit('/').next().unwrap_or_default();
+                prop_assert!(!name.is_empty() && name.len() <= 63 && !text.chars().any(char::is_whitespace), "{:?}", text);
+            }
+            if validate_label_value(&text).is_ok() {
+                prop_assert!(text.len() <= 63 && text.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)), "{:?}", text);
+            }
+            if let Ok(operator) = text.parse::<Operator>() {
+                prop_assert!(Operator::ALL.contains(&operator));
+            }
         }
 
         #[test]
@@ -1133,10 +1155,28 @@ mod tests {
         #[test]
         fn matching_never_panics(
             pieces in prop::collection::vec(selector_piece(), 0..10),
-            labels in prop::collection::btree_map("[a-z]{1,2}", "[-+0-9a-z]{0,3}", 0..4),
+            labels in prop::collection::btree_map(prop_oneof!["[a-z]{1,2}", Just("a.b/c".to_string())], "[-+0-9a-z]{0,3}", 0..4),
         ) {
             if let Ok(selector) = Selector::parse(&pieces.concat()) {
-                let _ = selector.matches(&labels);
+                // Against a literal reading of apimachinery's `Requirement.Matches`.
+                let oracle = selector.requirements().iter().all(|r| {
+                    let label = labels.get(&r.key);
+                    let int = |v: &str| v.parse::<i64>().ok();
+                    match r.operator {
+                        Operator::Exists => label.is_some(),
+                        Operator::DoesNotExist => label.is_none(),
+                        Operator::In | Operator::Equals | Operator::DoubleEquals => label.is_some_and(|v| r.values.contains(v)),
+                        Operator::NotIn | Operator::NotEquals => !label.is_some_and(|v| r.values.contains(v)),
+                        Operator::GreaterThan | Operator::LessThan => {
+                            let bound = (r.values.len() == 1).then(|| r.values.iter().next().and_then(|b| int(b))).flatten();
+                            match (label.and_then(|v| int(v)), bound) {
+                                (Some(v), Some(b)) => if r.operator == Operator::GreaterThan { v > b } else { v < b },
+                                _ => false,
+                            }
+                        }
+                    }
+                });
+                prop_assert_eq!(selector.matches(&labels), oracle, "{:?} on {:?}", selector.to_string(), labels);
             }
         }
     }

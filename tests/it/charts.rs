@@ -262,14 +262,30 @@ fn odd_runs_render_without_panicking() {
         merge(&mut r, extra);
         json!([r])
     };
+    // (case, scenario, the run's state in summary.json and runs.csv, or None without a run)
     let cases = [
-        ("no update run", base(json!([member("a", "1.32.4")]), json!([]))),
-        ("no member", base(json!([]), run_with(json!({})))),
-        ("never started", base(json!([member("a", "1.32.4")]), run_with(json!({"start": "manual"})))),
-        ("all skipped", base(json!([member("a", "1.32.7"), member("b", "1.32.7")]), run_with(json!({})))),
+        ("no update run", base(json!([member("a", "1.32.4")]), json!([])), None),
+        ("no member", base(json!([]), run_with(json!({}))), Some("Skipped")),
+        (
+            "never started",
+            base(json!([member("a", "1.32.4")]), run_with(json!({"start": "manual"}))),
+            Some("NotStarted"),
+        ),
+        (
+            "all skipped",
+            base(json!([member("a", "1.32.7"), member("b", "1.32.7")]), run_with(json!({}))),
+            Some("Skipped"),
+        ),
     ];
-    for (case, json) in cases {
+    for (case, json, state) in cases {
         let files = report_files(&json);
+        let summary: serde_json::Value = serde_json::from_str(&text(&files, "summary.json")).unwrap();
+        assert_eq!(summary["runs"][0]["state"].as_str(), state, "{case}");
+        let runs_csv = text(&files, "runs.csv");
+        assert_eq!(runs_csv.lines().count(), 1 + usize::from(state.is_some()), "{case}: {runs_csv}");
+        if let Some(state) = state {
+            assert!(runs_csv.lines().nth(1).unwrap().contains(&format!(",{state},")), "{case}: {runs_csv}");
+        }
         for name in CHARTS {
             let (_, _, varied) = png_facts(&files[&format!("charts/{name}.png")]);
             assert!(varied, "{case}: {name}.png has at least a title");
@@ -363,11 +379,14 @@ fn the_curated_example_renders_the_files_committed_under_reports_example() {
         }
     }
     on_disk.sort();
-    assert_eq!(
-        on_disk,
-        files.keys().cloned().collect::<Vec<_>>(),
-        "reports/example is stale: regenerate it with `cargo run -- run scenarios/example.json --out reports/example`"
-    );
+    let stale =
+        "reports/example is stale: regenerate it with `cargo run -- run scenarios/example.json --out reports/example`";
+    assert_eq!(on_disk, files.keys().cloned().collect::<Vec<_>>(), "{stale}");
+    // Every file byte for byte: data, status, page and charts (rendering is deterministic).
+    for (name, bytes) in &files {
+        let committed_bytes = std::fs::read(committed.join(name)).unwrap();
+        assert!(committed_bytes == *bytes, "{name} differs from the committed copy: {stale}");
+    }
     assert_eq!(gantt_mode(&ReportContext::new(&scenario, &result)), GanttMode::Members);
     let total: usize = files.values().map(|b| b.len()).sum();
     assert!(total < 1_000_000, "the example stays small: {total} B");

@@ -72,3 +72,62 @@ fn adding_a_member_does_not_change_other_members_draws() {
     assert_eq!(small["d"], large["d"]);
     assert_ne!(large["a"], large["c"]);
 }
+
+/// Every example scenario, run by two separate `fleetsim run` processes, writes byte-identical
+/// report folders (hash-map order or anything else that varies between processes would show here).
+#[test]
+fn every_example_scenario_gives_the_same_bytes_in_separate_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios: Vec<std::path::PathBuf> = std::fs::read_dir(root().join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && !fleetsim::sweep::is_sweep_text(&std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    assert!(scenarios.len() >= 7, "{scenarios:?}");
+    std::thread::scope(|scope| {
+        for scenario in &scenarios {
+            let dir = dir.path();
+            scope.spawn(move || {
+                let name = scenario.file_stem().unwrap().to_string_lossy().to_string();
+                let outputs: Vec<std::path::PathBuf> = ["a", "b"]
+                    .iter()
+                    .map(|copy| {
+                        let out = dir.join(format!("{name}-{copy}"));
+                        let status = std::process::Command::new(crate::support::binary())
+                            .args(["run", "--quiet", "--out"])
+                            .arg(&out)
+                            .arg(scenario)
+                            .status()
+                            .unwrap();
+                        assert!(status.success(), "{name}");
+                        out
+                    })
+                    .collect();
+                let (a, b) = (folder_bytes(&outputs[0]), folder_bytes(&outputs[1]));
+                assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{name}");
+                for (file, bytes) in &a {
+                    assert!(bytes == &b[file], "{name}: {file} differs between two processes");
+                }
+            });
+        }
+    });
+}
+
+fn folder_bytes(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(path.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}

@@ -149,8 +149,40 @@ fn scenario_text(case: &Case) -> String {
     serde_json::to_string(&doc).unwrap()
 }
 
+/// SEMANTICS §4, resolved here independently of the code under test: concurrency percent
+/// `max(1, floor(p × N / 100))`, failures percent `ceil(p × N / 100)`, integers as written; stage
+/// concurrency defaults to 50.
+fn resolve(limit: &str, n: usize, concurrency: bool) -> u32 {
+    match limit.strip_suffix('%') {
+        Some(p) => {
+            let p: usize = p.parse().unwrap();
+            if concurrency { (p * n / 100).max(1) as u32 } else { (p * n).div_ceil(100) as u32 }
+        }
+        None => limit.parse().unwrap(),
+    }
+}
+
+/// Expected (stage concurrency, stage failures, [(group concurrency, group failures)]) per stage.
+type Limits = Vec<(u32, u32, Vec<(u32, u32)>)>;
+
+fn expected_limits(case: &Case) -> Limits {
+    case.stages
+        .iter()
+        .map(|stage| {
+            let n: usize = stage.groups.iter().map(|g| g.members).sum();
+            let groups = stage
+                .groups
+                .iter()
+                .map(|g| (resolve(&g.concurrency, g.members, true), resolve(&g.failures, g.members, false)))
+                .collect();
+            let concurrency = stage.concurrency.as_deref().map_or(50, |c| resolve(c, n, true));
+            (concurrency, resolve(&stage.failures, n, false), groups)
+        })
+        .collect()
+}
+
 /// Replays the timeline and checks the invariants at the end of every instant.
-fn check_invariants(run: &UpdateRun, result: &SimResult) -> Result<(), String> {
+fn check_invariants(run: &UpdateRun, result: &SimResult, limits: &Limits) -> Result<(), String> {
     let mut member_state: BTreeMap<(u16, u16, u32), UpdateState> = BTreeMap::new();
     let mut state: BTreeMap<String, UpdateState> = BTreeMap::new();
     let key = |e: &Entity| format!("{e:?}");
@@ -180,15 +212,18 @@ fn check_invariants(run: &UpdateRun, result: &SimResult) -> Result<(), String> {
             }
         }
         for (&(s, g), &n) in &per_group {
-            let group = &run.stages[s as usize].groups[g as usize];
-            let cap = group.max_concurrency.min(run.stages[s as usize].max_concurrency);
+            let (stage_cap, _, groups) = &limits[s as usize];
+            let cap = groups[g as usize].0.min(*stage_cap);
             if n > cap {
-                return Err(format!("{now}: group {} runs {n} > {cap}", group.name));
+                return Err(format!(
+                    "{now}: group {} runs {n} > {cap}",
+                    run.stages[s as usize].groups[g as usize].name
+                ));
             }
         }
         for (&s, &n) in &per_stage {
-            if n > run.stages[s as usize].max_concurrency {
-                return Err(format!("{now}: stage {s} runs {n}"));
+            if n > limits[s as usize].0 {
+                return Err(format!("{now}: stage {s} runs {n} > {}", limits[s as usize].0));
             }
         }
         for slot in starts {
@@ -224,9 +259,19 @@ fn check_invariants(run: &UpdateRun, result: &SimResult) -> Result<(), String> {
     Ok(())
 }
 
-fn check_counts_and_ends(run: &UpdateRun) -> Result<(), String> {
+fn check_counts_and_ends(run: &UpdateRun, limits: &Limits) -> Result<(), String> {
     let mut run_failed = 0;
-    for stage in &run.stages {
+    for (stage, (stage_cap, stage_failures, groups)) in run.stages.iter().zip(limits) {
+        let resolved = (stage.max_concurrency, stage.max_allowed_failures);
+        let groups_resolved: Vec<(u32, u32)> =
+            stage.groups.iter().map(|g| (g.max_concurrency, g.max_allowed_failures)).collect();
+        if resolved != (*stage_cap, *stage_failures) || &groups_resolved != groups {
+            return Err(format!(
+                "stage {} resolved {resolved:?} {groups_resolved:?}, SEMANTICS §4 gives {:?} {groups:?}",
+                stage.name,
+                (stage_cap, stage_failures)
+            ));
+        }
         let mut stage_failed = 0;
         for group in &stage.groups {
             let failed = group.members.iter().filter(|m| m.state == UpdateState::Failed).count() as u32;
@@ -257,11 +302,19 @@ fn check_counts_and_ends(run: &UpdateRun) -> Result<(), String> {
     }
     let all_terminal =
         run.stages.iter().flat_map(|s| &s.groups).flat_map(|g| &g.members).all(|m| m.state.is_member_terminal());
+    // What the inputs imply: every gate is answered (policy approvals within 3 h, scheduled starts
+    // within a week, a 60-day horizon) and every stop is followed by starts, so the run ends
+    // Completed, Skipped or Failed; Failed only when some budget was exceeded, and never without
+    // a failed member.
+    let exceeded = run.stages.iter().any(|s| {
+        s.failure_count > s.max_allowed_failures || s.groups.iter().any(|g| g.failure_count > g.max_allowed_failures)
+    });
     match run.state {
         UpdateState::Completed | UpdateState::Skipped if !all_terminal => {
             Err(format!("run {} with unfinished members", run.state))
         }
-        UpdateState::Completed | UpdateState::Skipped | UpdateState::Stopped | UpdateState::Failed => Ok(()),
+        UpdateState::Failed if !exceeded => Err("the run Failed with every failureCount within its budget".into()),
+        UpdateState::Completed | UpdateState::Skipped | UpdateState::Failed => Ok(()),
         other => Err(format!("the run ended {other}")),
     }
 }
@@ -275,8 +328,9 @@ proptest! {
         let scenario = parse_str(&text, None).map_err(|p| TestCaseError::fail(format!("{p:?}")))?;
         let result = simulate(&scenario, SimOptions::default());
         let run = &result.runs[0];
-        check_invariants(run, &result).map_err(TestCaseError::fail)?;
-        check_counts_and_ends(run).map_err(TestCaseError::fail)?;
+        let limits = expected_limits(&case);
+        check_invariants(run, &result, &limits).map_err(TestCaseError::fail)?;
+        check_counts_and_ends(run, &limits).map_err(TestCaseError::fail)?;
         // Determinism: the same scenario again gives the same timeline.
         let again = simulate(&scenario, SimOptions::default());
         prop_assert_eq!(&again.timeline, &result.timeline);

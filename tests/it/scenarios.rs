@@ -961,3 +961,122 @@ fn a_pending_member_upgraded_by_another_run_is_skipped_at_the_next_poll() {
 "
     );
 }
+
+// ----- Cases that make a wrong rule visible (each fails if its rule is planted wrong) ----------
+
+/// SEMANTICS §4: percent `maxConcurrency` rounds down. 3 members at "50%" resolve to 1 (1.5 floored),
+/// so they run one at a time; rounding up would give 2.
+#[test]
+fn percent_concurrency_rounds_down_on_an_uneven_share() {
+    let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": "50%", "groups": [{"name": "ga", "maxConcurrency": "50%"}]}]});
+    let (s, r) = run(&scenario_json(members("a", "ga", 3), strategy, json!({}), json!({})));
+    assert_eq!(limits(&r.runs[0], 0), (1, 0, vec![(1, 0)]));
+    assert_eq!(peaks(&r.runs[0], 0), (1, vec![1]));
+    let starts: Vec<String> =
+        member_trace(&s, &r, "r").lines().filter(|l| l.ends_with("NotStarted->Running")).map(str::to_string).collect();
+    assert_eq!(
+        starts,
+        [
+            "+00:00 member a01 NotStarted->Running",
+            "+01:00 member a02 NotStarted->Running",
+            "+02:00 member a03 NotStarted->Running"
+        ]
+    );
+}
+
+/// SEMANTICS §11 "Ties": member completions come before user actions at one instant. The last
+/// running member of a stopped run finishes at 01:00, so the run is `Stopped` when the `start` of
+/// 01:00 arrives: the start is accepted and the run goes on.
+#[test]
+fn a_start_at_the_instant_the_last_member_of_a_stopped_run_finishes_is_accepted() {
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let actions = json!({"actions": [{"at": "+30m", "action": "stop"}, {"at": "+1h", "action": "start"}]});
+    let (s, r) = run(&scenario_json(members("a", "ga", 2), strategy, actions, json!({})));
+    assert!(r.notes.is_empty(), "the start was not refused: {:?}", r.notes);
+    assert_eq!(r.runs[0].state, Completed);
+    let t = trace(&s, &r, "r");
+    assert!(t.contains("+01:00 run Stopping->Running"), "{t}");
+    assert!(t.contains("+01:00 member a02 NotStarted->Running"), "{t}");
+    assert!(t.contains("+02:00 run Running->Completed"), "{t}");
+}
+
+/// SEMANTICS §11 "Trips" under `failureScope: segment`: a tripped group never opens its
+/// afterGates, while its sibling group goes on to completion.
+#[test]
+fn a_tripped_group_keeps_its_after_gates_shut_under_segment_scope() {
+    let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": "3", "maxAllowedFailures": "5", "groups": [
+        {"name": "ga", "maxAllowedFailures": "0", "afterGates": [{"type": "Approval", "displayName": "after a"}]},
+        {"name": "gb", "afterGates": [{"type": "Approval", "displayName": "after b"}]}]}]});
+    let mut extra = failures(&["a01"]);
+    merge(&mut extra, json!({"settings": {"failureScope": "segment"}, "models": {"approvals": "10m"}}));
+    let fleet = [members("a", "ga", 2), members("b", "gb", 2)].concat();
+    let (s, r) = run(&scenario_json(fleet, strategy, json!({}), extra));
+    let run = &r.runs[0];
+    let (ga, gb) = (&run.stages[0].groups[0], &run.stages[0].groups[1]);
+    assert_eq!(ga.state, Failed);
+    assert_eq!(ga.after_gates[0].state, NotStarted, "the tripped group's after gate stays shut");
+    assert_eq!(member_state(&s, run, "a02"), NotStarted);
+    assert_eq!((gb.state, gb.after_gates[0].state), (Completed, Completed));
+    assert_eq!(member_state(&s, run, "b02"), Completed);
+    assert_eq!(run.state, Failed);
+}
+
+/// SEMANTICS §5.5: regional availability (c) is checked before the window (d). The release reaches
+/// westeurope at +6 h; the window first opens at +26 h: 6 h pending on availability, then 20 h on
+/// the window.
+#[test]
+fn availability_is_checked_before_the_window() {
+    let member = json!({"name": "m1", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4",
+        "aksManagedAutoUpgradeSchedule": {"schedule": {"daily": {"intervalDays": 1}}, "durationHours": 4,
+            "startTime": "02:00", "utcOffset": "+00:00", "startDate": "2026-03-03"}});
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let releases = json!({"releases": {"kubernetes": [{"version": "1.32.4", "available": "-30d"},
+        {"version": "1.33.2", "available": {"regions": {"westeurope": "+6h"}}}]}});
+    let (s, r) = run(&scenario_json(vec![member], strategy, json!({}), releases));
+    let run = &r.runs[0];
+    assert_eq!(run.stats.pending_availability_seconds, 6 * 3600);
+    assert_eq!(run.stats.pending_window_seconds, 20 * 3600);
+    let start = run.stages[0].groups[0].members[0].start_time.unwrap();
+    assert_eq!((start - s.start).as_seconds(), 26 * 3600);
+}
+
+/// SEMANTICS §11 "Polls": the poll grid is anchored at the run's first start and stays there across
+/// stop and restart. The window opens at 03:15; after a restart at 01:30 the member starts at the
+/// 04:00 poll of the original grid, not at 03:30.
+#[test]
+fn the_poll_grid_stays_fixed_across_a_restart() {
+    let member = json!({"name": "m1", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4",
+        "aksManagedAutoUpgradeSchedule": {"schedule": {"daily": {"intervalDays": 1}}, "durationHours": 4,
+            "startTime": "03:15", "utcOffset": "+00:00", "startDate": "2026-03-02"}});
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let actions = json!({"actions": [{"at": "+30m", "action": "stop"}, {"at": "+90m", "action": "start"}]});
+    let (s, r) = run(&scenario_json(vec![member], strategy, actions, json!({})));
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    let start = r.runs[0].stages[0].groups[0].members[0].start_time.unwrap();
+    assert_eq!((start - s.start).as_seconds(), 4 * 3600, "started at {start}");
+}
+
+/// SEMANTICS §4 and §5.3: the stage cap holds across groups, visible in the timeline: stage "2",
+/// three groups of two, each group "2": two run at once, the next two start only as the first two
+/// finish, each pass serving the groups from the first.
+#[test]
+fn the_stage_cap_holds_in_the_timeline() {
+    let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": "2", "groups": [
+        {"name": "ga", "maxConcurrency": "2"}, {"name": "gb", "maxConcurrency": "2"}, {"name": "gc", "maxConcurrency": "2"}]}]});
+    let fleet = [members("a", "ga", 2), members("b", "gb", 2), members("c", "gc", 2)].concat();
+    let (s, r) = run(&scenario_json(fleet, strategy, json!({}), json!({})));
+    let starts: Vec<String> =
+        member_trace(&s, &r, "r").lines().filter(|l| l.ends_with("NotStarted->Running")).map(str::to_string).collect();
+    assert_eq!(
+        starts,
+        [
+            "+00:00 member a01 NotStarted->Running",
+            "+00:00 member b01 NotStarted->Running",
+            "+01:00 member a02 NotStarted->Running",
+            "+01:00 member b02 NotStarted->Running",
+            "+02:00 member c01 NotStarted->Running",
+            "+02:00 member c02 NotStarted->Running",
+        ]
+    );
+    assert_eq!(r.runs[0].stages[0].peak_running, 2);
+}

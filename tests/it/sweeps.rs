@@ -285,6 +285,27 @@ fn the_cli_validates_sweeps_and_prints_both_schemas() {
 
 // ----- running ---------------------------------------------------------------------------------------
 
+/// Two `fleetsim sweep` processes, one thread and two, write byte-identical folders.
+#[test]
+fn sweeps_in_separate_processes_at_one_and_two_threads_give_the_same_bytes() {
+    let (dir, path) = workspace(&sweep_text(6));
+    let outputs: Vec<std::path::PathBuf> = ["1", "2"]
+        .iter()
+        .map(|threads| {
+            let out = dir.path().join(format!("threads-{threads}"));
+            let status = Command::new(binary())
+                .args(["sweep", "--quiet", "--threads", threads, "--out"])
+                .arg(&out)
+                .arg(&path)
+                .status()
+                .unwrap();
+            assert!(status.success());
+            out
+        })
+        .collect();
+    assert_same_files(&outputs[0], &outputs[1]);
+}
+
 #[test]
 fn results_do_not_depend_on_the_thread_count() {
     let (dir, path) = workspace(&sweep_text(12));
