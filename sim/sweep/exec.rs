@@ -98,7 +98,8 @@ fn finished_jobs(contents: &Contents, plan: &SweepPlan, owned: impl Fn(u64) -> b
 /// final files (whole sweep) or sorts the journal (shard).
 pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecReport, SweepError> {
     let started = Instant::now();
-    let manifest = folder::prepare(dir, plan, options.shard)?;
+    // The lock is held until the final files are written (it is dropped at the end of this function).
+    let (manifest, _lock) = folder::prepare(dir, plan, options.shard)?;
     let (mut journal, contents) = Journal::open(&dir.join(JOURNAL), plan.metrics.len())?;
     let owned = |job: u64| options.shard.is_none_or(|s| s.owns(job));
     let (done, already_done, unreadable) = finished_jobs(&contents, plan, owned);
@@ -267,11 +268,14 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<MergeReport, SweepErr
             out.display()
         )));
     }
+    // A folder being replaced is not being written by another process meanwhile.
+    let _lock = if out.join(folder::MANIFEST).exists() { Some(folder::FolderLock::take(out)?) } else { None };
     let staging = sibling(out, "merging")?;
     let written = (|| -> Result<(), SweepError> {
         let source = &shard_dirs[0];
         let points = PointTable::read(source, &manifest)?;
         std::fs::create_dir_all(staging.join(folder::POINTS_DIR))?;
+        std::fs::write(staging.join(folder::LOCK), b"")?;
         std::fs::write(staging.join(folder::MANIFEST), manifest.to_bytes())?;
         std::fs::write(staging.join(folder::POINTS_CSV), points.to_csv())?;
         for p in 0..manifest.points {

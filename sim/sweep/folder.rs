@@ -255,15 +255,11 @@ impl PointTable {
     }
 }
 
-/// Every point's scenario file, relative to the folder.
-pub fn point_files(plan: &SweepPlan) -> Vec<(PathBuf, Vec<u8>)> {
-    (0..plan.points.len())
-        .map(|p| {
-            let mut bytes = serde_json::to_vec_pretty(&plan.point_value(p)).expect("JSON values serialize");
-            bytes.push(b'\n');
-            (Path::new(POINTS_DIR).join(format!("{p}.json")), bytes)
-        })
-        .collect()
+/// Point `p`'s scenario file, relative to the folder.
+pub fn point_file(plan: &SweepPlan, p: usize) -> (PathBuf, Vec<u8>) {
+    let mut bytes = serde_json::to_vec_pretty(&plan.point_value(p)).expect("JSON values serialize");
+    bytes.push(b'\n');
+    (Path::new(POINTS_DIR).join(format!("{p}.json")), bytes)
 }
 
 /// Writes a file whole or not at all: a temporary sibling, synced, then renamed over the target.
@@ -278,13 +274,60 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     fs::rename(&temporary, path)
 }
 
+/// The lock file of a sweep folder: one fleetsim process writes a folder at a time.
+pub const LOCK: &str = ".fleetsim-sweep.lock";
+
+/// An exclusive advisory lock on a sweep folder, held while the process writes it (released when
+/// dropped, and by the system when the process dies).
+#[derive(Debug)]
+pub struct FolderLock {
+    _file: fs::File,
+}
+
+impl FolderLock {
+    /// Locks `dir` (which must exist) or says that another process holds it.
+    pub fn take(dir: &Path) -> Result<FolderLock, SweepError> {
+        let path = dir.join(LOCK);
+        let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+        match file.try_lock() {
+            Ok(()) => Ok(FolderLock { _file: file }),
+            Err(fs::TryLockError::WouldBlock) => Err(SweepError::Conflict(format!(
+                "{} is being written by another fleetsim process; wait for it to finish, or give this one another --out (shards take one folder each)",
+                dir.display()
+            ))),
+            Err(fs::TryLockError::Error(e)) => {
+                Err(SweepError::Io(io::Error::new(e.kind(), format!("{}: cannot lock: {e}", path.display()))))
+            }
+        }
+    }
+}
+
 /// Claims `dir` for the sweep: a new folder gets the manifest and the points; an existing one must
-/// hold this very sweep (and shard), else it is refused.
-pub fn prepare(dir: &Path, plan: &SweepPlan, shard: Option<Shard>) -> Result<Manifest, SweepError> {
+/// hold this very sweep (and shard), else it is refused. A folder of the same sweep with fewer
+/// replications is grown: its finished replications are kept and only the new ones run. The
+/// returned lock keeps other fleetsim processes out until it is dropped.
+pub fn prepare(dir: &Path, plan: &SweepPlan, shard: Option<Shard>) -> Result<(Manifest, FolderLock), SweepError> {
     let manifest = Manifest::new(plan, shard);
+    let lock;
     if dir.join(MANIFEST).exists() {
+        lock = FolderLock::take(dir)?;
         let found = Manifest::read(dir)?;
-        check_same(dir, &found, &manifest)?;
+        if found != manifest {
+            let grows = found.replications < manifest.replications
+                && found == Manifest::new(&plan.with_replications(found.replications), shard);
+            if grows && shard.is_some() {
+                return Err(SweepError::Conflict(format!(
+                    "{} holds shard {} of this sweep with {} replications: a shard cannot grow (its jobs are spread by the replication count); run the larger sweep in new shard folders",
+                    dir.display(),
+                    shard.expect("checked"),
+                    found.replications
+                )));
+            }
+            if !grows {
+                check_same(dir, &found, &manifest)?;
+            }
+            write_atomic(&dir.join(MANIFEST), &manifest.to_bytes())?;
+        }
     } else if dir.exists() && fs::read_dir(dir)?.next().is_some() {
         return Err(SweepError::Conflict(format!(
             "{} exists and is not a sweep folder (it has no {MANIFEST}); choose another --out",
@@ -292,7 +335,13 @@ pub fn prepare(dir: &Path, plan: &SweepPlan, shard: Option<Shard>) -> Result<Man
         )));
     } else {
         fs::create_dir_all(dir)?;
-        write_atomic(&dir.join(MANIFEST), &manifest.to_bytes())?;
+        lock = FolderLock::take(dir)?;
+        // Another process may have claimed the new folder between the check and the lock.
+        if dir.join(MANIFEST).exists() {
+            check_same(dir, &Manifest::read(dir)?, &manifest)?;
+        } else {
+            write_atomic(&dir.join(MANIFEST), &manifest.to_bytes())?;
+        }
     }
     // Points next (they are deterministic, so rewriting missing ones after a kill is safe).
     fs::create_dir_all(dir.join(POINTS_DIR))?;
@@ -302,13 +351,14 @@ pub fn prepare(dir: &Path, plan: &SweepPlan, shard: Option<Shard>) -> Result<Man
     if fs::read(dir.join(POINTS_CSV)).ok().as_deref() != Some(&table[..]) {
         write_atomic(&dir.join(POINTS_CSV), &table)?;
     }
-    for (path, bytes) in point_files(plan) {
-        let target = dir.join(path);
+    for p in 0..plan.points.len() {
+        let target = dir.join(POINTS_DIR).join(format!("{p}.json"));
         if !target.exists() {
+            let (_, bytes) = point_file(plan, p);
             write_atomic(&target, &bytes)?;
         }
     }
-    Ok(manifest)
+    Ok((manifest, lock))
 }
 
 fn check_same(dir: &Path, found: &Manifest, expected: &Manifest) -> Result<(), SweepError> {

@@ -24,7 +24,7 @@ pub mod stats;
 
 pub use dto::SweepDto;
 pub use exec::{ExecOptions, ExecReport, merge, run};
-pub use folder::Shard;
+pub use folder::{FolderLock, Shard};
 pub use metrics::Metric;
 pub use plan::{SweepPlan, SweepProblem, is_sweep_text, load};
 

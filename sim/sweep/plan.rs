@@ -30,8 +30,9 @@ pub const MAX_POINTS: u64 = 100_000;
 pub const MAX_REPLICATIONS: u64 = 1_000_000;
 pub const MAX_JOBS: u64 = 100_000_000;
 /// Point scenarios built while validating are kept for the run up to this many members in all
-/// (roughly 100 MB), which spares a second build for every point of ordinary grids.
-pub const BUILT_MEMBERS_KEPT: usize = 200_000;
+/// (roughly 50 MB), which spares a second build for the points of small grids; every other point
+/// is built again when it runs, so memory does not grow with the number of points.
+pub const BUILT_MEMBERS_KEPT: usize = 20_000;
 
 /// Output columns a parameter may not be named after.
 const RESERVED_COLUMNS: [&str; 5] = ["point", "replication", "seed", "run", "metric"];
@@ -154,6 +155,14 @@ pub struct SweepPlan {
 impl SweepPlan {
     pub fn jobs(&self) -> u64 {
         self.points.len() as u64 * self.replications
+    }
+
+    /// The same sweep with another replication count (and the identity hash that goes with it).
+    pub fn with_replications(&self, replications: u64) -> SweepPlan {
+        let mut plan = self.clone();
+        plan.replications = replications;
+        plan.sweep_hash = sweep_hash(&plan);
+        plan
     }
 
     /// The scenario JSON of point `p`: the base with the point's values written at their pointers.
@@ -690,7 +699,11 @@ impl Checker<'_> {
         base: &Base,
         seed: Option<u64>,
     ) -> (Vec<u64>, Vec<Option<Arc<Scenario>>>, Vec<SweepProblem>) {
-        let results: Vec<Result<Scenario, Vec<SweepProblem>>> = points
+        // Each point's scenario is dropped as soon as it is checked unless it is among the first
+        // points within BUILT_MEMBERS_KEPT (decided by index, so the result does not depend on
+        // the order in which threads finish): only a few scenarios are in memory at once.
+        type Checked = Result<(u64, Option<Arc<Scenario>>), Vec<SweepProblem>>;
+        let results: Vec<Checked> = points
             .par_iter()
             .enumerate()
             .map(|(p, values)| {
@@ -698,32 +711,38 @@ impl Checker<'_> {
                 for (parameter, value) in parameters.iter().zip(values) {
                     set_pointer(&mut doc, &parameter.pointer, value.clone()).expect("pointer checked");
                 }
-                build_value(&doc, seed).map_err(|problems| {
-                    let described: Vec<String> =
-                        parameters.iter().zip(values).map(|(pa, v)| format!("{}={}", pa.name, value_text(v))).collect();
-                    problems
-                        .iter()
-                        .map(|pr| {
-                            let message = format!(
-                                "point {p} ({}): scenario {}: {}",
-                                described.join(", "),
-                                if pr.path.is_empty() { "/" } else { &pr.path },
-                                pr.message
-                            );
-                            SweepProblem::new(self.file, "/parameters", message)
-                        })
-                        .collect()
-                })
+                build_value(&doc, seed)
+                    .map(|s| {
+                        let keep = s.fleet.len().max(1).saturating_mul(p + 1) <= BUILT_MEMBERS_KEPT;
+                        (s.seed, keep.then(|| Arc::new(s)))
+                    })
+                    .map_err(|problems| {
+                        let described: Vec<String> = parameters
+                            .iter()
+                            .zip(values)
+                            .map(|(pa, v)| format!("{}={}", pa.name, value_text(v)))
+                            .collect();
+                        problems
+                            .iter()
+                            .map(|pr| {
+                                let message = format!(
+                                    "point {p} ({}): scenario {}: {}",
+                                    described.join(", "),
+                                    if pr.path.is_empty() { "/" } else { &pr.path },
+                                    pr.message
+                                );
+                                SweepProblem::new(self.file, "/parameters", message)
+                            })
+                            .collect()
+                    })
             })
             .collect();
         let (mut seeds, mut built, mut problems) = (Vec::new(), Vec::new(), Vec::new());
-        let mut members_kept = 0;
         for result in results {
             match result {
-                Ok(s) => {
-                    seeds.push(s.seed);
-                    members_kept += s.fleet.len();
-                    built.push((members_kept <= BUILT_MEMBERS_KEPT).then(|| Arc::new(s)));
+                Ok((seed, scenario)) => {
+                    seeds.push(seed);
+                    built.push(scenario);
                 }
                 Err(mut found) => problems.append(&mut found),
             }

@@ -520,10 +520,11 @@ fn a_sweep_killed_with_sigkill_resumes_to_the_same_files() {
 
 #[test]
 fn a_folder_of_another_sweep_is_refused() {
-    let (dir, path) = workspace(&sweep_text(2));
+    // Fewer replications than the folder holds is another sweep (more is a growth, below).
+    let (dir, path) = workspace(&sweep_text(3));
     let out = dir.path().join("out");
     sweep::run(&plan(&path), &out, options(1)).unwrap();
-    std::fs::write(&path, sweep_text(3)).unwrap();
+    std::fs::write(&path, sweep_text(2)).unwrap();
     let Err(SweepError::Conflict(message)) = sweep::run(&plan(&path), &out, options(1)) else {
         panic!("expected a conflict")
     };
@@ -540,6 +541,57 @@ fn a_folder_of_another_sweep_is_refused() {
         panic!("expected a conflict")
     };
     assert!(message.contains("is not a sweep folder"), "{message}");
+}
+
+/// Raising `replications` keeps the finished replications and runs only the new ones; the folder
+/// then holds exactly what a fresh sweep with the larger count writes.
+#[test]
+fn a_sweep_grows_when_its_replications_grow() {
+    let (dir, path) = workspace(&sweep_text(2));
+    let grown = dir.path().join("grown");
+    let first = sweep::run(&plan(&path), &grown, options(2)).unwrap();
+    assert_eq!((first.jobs, first.ran), (12, 12));
+    std::fs::write(&path, sweep_text(3)).unwrap();
+    let second = sweep::run(&plan(&path), &grown, options(2)).unwrap();
+    assert_eq!((second.jobs, second.ran, second.already_done, second.finalized), (18, 6, 12, true));
+    let fresh = dir.path().join("fresh");
+    sweep::run(&plan(&path), &fresh, options(1)).unwrap();
+    assert_same_files(&grown, &fresh);
+
+    // A shard folder cannot grow: its jobs are spread by the replication count.
+    std::fs::write(&path, sweep_text(2)).unwrap();
+    let shard_dir = dir.path().join("shard");
+    let shard = ExecOptions { shard: Some(Shard::parse("1/2").unwrap()), ..options(1) };
+    sweep::run(&plan(&path), &shard_dir, shard).unwrap();
+    std::fs::write(&path, sweep_text(3)).unwrap();
+    let Err(SweepError::Conflict(message)) = sweep::run(&plan(&path), &shard_dir, shard) else {
+        panic!("expected a conflict")
+    };
+    assert!(message.contains("a shard cannot grow"), "{message}");
+}
+
+/// Two processes on one folder: the second exits 2 at once, naming the folder; the first's
+/// results are untouched.
+#[test]
+fn a_second_process_on_a_locked_sweep_folder_exits_at_once() {
+    let (dir, path) = workspace(&sweep_text(2));
+    let out = dir.path().join("out");
+    sweep::run(&plan(&path), &out, options(1)).unwrap();
+    let before = files(&out);
+    let lock = sweep::FolderLock::take(&out).unwrap();
+    let started = Instant::now();
+    let cli = Command::new(binary()).args(["sweep", "--quiet", "--out"]).arg(&out).arg(&path).output().unwrap();
+    assert_eq!(cli.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert!(stderr.contains("is being written by another fleetsim process"), "{stderr}");
+    assert!(stderr.contains(&out.display().to_string()), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(files(&out) == before, "the locked folder is untouched");
+    // A new folder is locked from its creation on, and released when the process ends.
+    drop(lock);
+    let again = Command::new(binary()).args(["sweep", "--quiet", "--out"]).arg(&out).arg(&path).output().unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
 }
 
 // ----- shards ----------------------------------------------------------------------------------------
