@@ -319,10 +319,10 @@ impl MaintenanceWindow {
             if first_of_month > last_day {
                 return None;
             }
-            if let Some(day) = self.monthly_day(month) {
-                if day >= from_day {
-                    return (day <= last_day).then_some(day);
-                }
+            if let Some(day) = self.monthly_day(month)
+                && day >= from_day
+            {
+                return (day <= last_day).then_some(day);
             }
             month += period;
         }

@@ -124,13 +124,13 @@ impl MaintenanceWindowDto {
                 format!("startTime must be a local time \"HH:mm\" from 00:00 to 23:59, not {:?}.", self.start_time),
             ));
         }
-        if let Some(offset) = &self.utc_offset {
-            if parse_utc_offset(offset).is_none() {
-                problems.push(Problem::new(
-                    join(path, "utcOffset"),
-                    format!("utcOffset must be \"+HH:mm\" or \"-HH:mm\" from -14:00 to +14:00, not {offset:?}."),
-                ));
-            }
+        if let Some(offset) = &self.utc_offset
+            && parse_utc_offset(offset).is_none()
+        {
+            problems.push(Problem::new(
+                join(path, "utcOffset"),
+                format!("utcOffset must be \"+HH:mm\" or \"-HH:mm\" from -14:00 to +14:00, not {offset:?}."),
+            ));
         }
         if let Some(date) = &self.start_date {
             check_date(&mut problems, path, "startDate", date);
@@ -139,16 +139,16 @@ impl MaintenanceWindowDto {
             let span_path = join(&join(path, "notAllowedDates"), i);
             let start = check_date(&mut problems, &span_path, "start", &span.start);
             let end = check_date(&mut problems, &span_path, "end", &span.end);
-            if let (Some(start), Some(end)) = (start, end) {
-                if end < start {
-                    problems.push(Problem::new(
-                        join(&span_path, "end"),
-                        format!(
-                            "end {end} is before start {start}; a notAllowedDates range runs from \
+            if let (Some(start), Some(end)) = (start, end)
+                && end < start
+            {
+                problems.push(Problem::new(
+                    join(&span_path, "end"),
+                    format!(
+                        "end {end} is before start {start}; a notAllowedDates range runs from \
                              start through end and must not end before it starts."
-                        ),
-                    ));
-                }
+                    ),
+                ));
             }
         }
         problems

@@ -315,11 +315,10 @@ pub fn prepare(dir: &Path, plan: &SweepPlan, shard: Option<Shard>) -> Result<(Ma
         if found != manifest {
             let grows = found.replications < manifest.replications
                 && found == Manifest::new(&plan.with_replications(found.replications), shard);
-            if grows && shard.is_some() {
+            if let Some(shard) = shard.filter(|_| grows) {
                 return Err(SweepError::Conflict(format!(
-                    "{} holds shard {} of this sweep with {} replications: a shard cannot grow (its jobs are spread by the replication count); run the larger sweep in new shard folders",
+                    "{} holds shard {shard} of this sweep with {} replications: a shard cannot grow (its jobs are spread by the replication count); run the larger sweep in new shard folders",
                     dir.display(),
-                    shard.expect("checked"),
                     found.replications
                 )));
             }
