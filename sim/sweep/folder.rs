@@ -282,6 +282,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// hold this very sweep (and shard), else it is refused.
 pub fn prepare(dir: &Path, plan: &SweepPlan, shard: Option<Shard>) -> Result<Manifest, SweepError> {
     let manifest = Manifest::new(plan, shard);
+    if fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(SweepError::Conflict(format!(
+            "{} exists and is not a folder; choose another --out",
+            dir.display()
+        )));
+    }
     if dir.join(MANIFEST).exists() {
         let found = Manifest::read(dir)?;
         check_same(dir, &found, &manifest)?;

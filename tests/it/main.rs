@@ -6,6 +6,7 @@ mod cli;
 mod conformance;
 mod determinism;
 mod invalid;
+mod outputs;
 mod properties;
 mod scenarios;
 
