@@ -43,7 +43,10 @@ enum Command {
         /// Run only shard K of N (the jobs whose index modulo N is K-1); merge the shards with `merge`.
         #[arg(long, value_parser = Shard::parse)]
         shard: Option<Shard>,
-        /// No progress bar and no closing line.
+        /// Treat every warning as an error (exit 2, nothing run).
+        #[arg(long)]
+        strict: bool,
+        /// No progress bar, no warnings and no closing line.
         #[arg(long, short)]
         quiet: bool,
     },
@@ -63,6 +66,9 @@ enum Command {
     Validate {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Treat every warning as an error (exit 2): for CI checks of strategy files.
+        #[arg(long)]
+        strict: bool,
     },
     /// Print the JSON Schema of scenario and sweep files (for editors); or of one of them.
     Schema {
@@ -88,6 +94,9 @@ struct RunArgs {
     /// Replace the --out folder even if fleetsim did not write it (everything in it is lost).
     #[arg(long)]
     force: bool,
+    /// Treat every warning as an error (exit 2, nothing written).
+    #[arg(long)]
+    strict: bool,
     /// Print nothing but errors.
     #[arg(long, short)]
     quiet: bool,
@@ -142,9 +151,11 @@ fn main() -> ExitCode {
     clean_up_on_signals();
     let result = match cli.command {
         Command::Run(args) => run(args),
-        Command::Sweep { sweep, out, threads, shard, quiet } => run_sweep(&sweep, out, threads, shard, quiet),
+        Command::Sweep { sweep, out, threads, shard, strict, quiet } => {
+            run_sweep(&sweep, out, threads, shard, Warn { strict, quiet })
+        }
         Command::Merge { out, folders, quiet } => merge(out, folders, quiet),
-        Command::Validate { files } => validate(&files),
+        Command::Validate { files, strict } => validate(&files, Warn { strict, quiet: false }),
         Command::Schema { format } => schema(format),
     };
     match result {
@@ -206,17 +217,47 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let replace = if args.force { report::Replace::AnyFolder } else { report::Replace::Reports };
     // Before anything is simulated or written: a folder fleetsim may not replace is refused at once.
     report::check_folder(&out, replace)?;
+    let warn = Warn { strict: args.strict, quiet: args.quiet };
+    let file = path.display().to_string();
+    let mut warnings = scenario::warnings::warnings(&scenario);
+    warn.check(warnings.iter().map(|w| format!("{file}: {w}")).collect())?;
     let result = simulate(&scenario, SimOptions { replication: args.replication, ..SimOptions::default() });
+    let cut = report::summary::horizon_warnings(&scenario, &result);
+    warn.check(cut.iter().map(|w| format!("{file}: {w}")).collect())?;
+    warnings.extend(cut);
     if let Some(target) = &args.dump_fleet {
         dump_fleet(target, &fleet)?;
     }
-    let ctx = ReportContext::new(&scenario, &result);
+    let mut ctx = ReportContext::new(&scenario, &result);
+    ctx.warnings = warnings;
     let files = report::render(&ctx)?;
     report::write_folder(&out, &files, replace)?;
     if !quiet {
         print_run_summary(&scenario, &result, args.replication, &out);
     }
     Ok(())
+}
+
+/// What to do with warnings: print them (`warning: FILE: /pointer: message` on standard error), or
+/// with `--strict` fail with them as errors.
+#[derive(Clone, Copy)]
+struct Warn {
+    strict: bool,
+    quiet: bool,
+}
+
+impl Warn {
+    fn check(self, lines: Vec<String>) -> Result<(), Failure> {
+        if self.strict && !lines.is_empty() {
+            return Err(Failure::Invalid(lines));
+        }
+        if !self.quiet {
+            for line in lines {
+                eprintln!("warning: {line}");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs listed on the terminal at most; `runs.csv` has them all.
@@ -289,32 +330,49 @@ fn dump_fleet(target: &Path, fleet: &[scenario::dto::MemberDto]) -> Result<(), F
     Ok(output::write_file(target, &bytes)?)
 }
 
-fn validate(files: &[PathBuf]) -> Result<(), Failure> {
+fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
     let mut lines = Vec::new();
     for file in files {
         if std::fs::read_to_string(file).is_ok_and(|text| sweep::is_sweep_text(&text)) {
             match sweep::load(file) {
-                Ok(plan) => say!(
-                    "{}: valid sweep \"{}\": {} points × {} replications = {} replications of scenario \"{}\"",
-                    file.display(),
-                    plan.name,
-                    plan.points.len(),
-                    plan.replications,
-                    plan.jobs(),
-                    plan.scenario_name
-                ),
+                Ok(plan) => {
+                    let warnings: Vec<String> = plan.warnings().iter().map(|w| w.to_string()).collect();
+                    if warn.strict && !warnings.is_empty() {
+                        lines.extend(warnings);
+                        continue;
+                    }
+                    say!(
+                        "{}: valid sweep \"{}\": {} points × {} replications = {} replications of scenario \"{}\"",
+                        file.display(),
+                        plan.name,
+                        plan.points.len(),
+                        plan.replications,
+                        plan.jobs(),
+                        plan.scenario_name
+                    );
+                    warn.check(warnings)?;
+                }
                 Err(problems) => lines.extend(problems.iter().map(|p| p.to_string())),
             }
             continue;
         }
         match load(file, None) {
-            Ok(s) => say!(
-                "{}: valid scenario \"{}\" ({} members, {} runs)",
-                file.display(),
-                s.name,
-                s.fleet.len(),
-                s.runs.len()
-            ),
+            Ok(s) => {
+                let warnings: Vec<String> =
+                    scenario::warnings::warnings(&s).iter().map(|w| format!("{}: {w}", file.display())).collect();
+                if warn.strict && !warnings.is_empty() {
+                    lines.extend(warnings);
+                    continue;
+                }
+                say!(
+                    "{}: valid scenario \"{}\" ({} members, {} runs)",
+                    file.display(),
+                    s.name,
+                    s.fleet.len(),
+                    s.runs.len()
+                );
+                warn.check(warnings)?;
+            }
             Err(Failure::Invalid(mut l)) => lines.append(&mut l),
             Err(other) => return Err(other),
         }
@@ -346,12 +404,14 @@ fn run_sweep(
     out: Option<PathBuf>,
     threads: Option<usize>,
     shard: Option<Shard>,
-    quiet: bool,
+    warn: Warn,
 ) -> Result<(), Failure> {
+    let quiet = warn.quiet;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     // Validation builds every point's scenario: on the same number of threads as the sweep.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(anyhow::Error::from)?;
     let plan = pool.install(|| sweep::load(path)).map_err(|p| sweep_failure(SweepError::Invalid(p)))?;
+    warn.check(pool.install(|| plan.warnings()).iter().map(|w| w.to_string()).collect())?;
     let out = out.unwrap_or_else(|| match shard {
         None => Path::new("reports").join(&plan.name),
         Some(s) => Path::new("reports").join(format!("{}-shard-{}-of-{}", plan.name, s.index, s.count)),

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::output::{self, Existing, OutputError, Staging};
 
-use crate::scenario::Scenario;
+use crate::scenario::{Problem, Scenario};
 use crate::simulation::SimResult;
 
 /// What every report writer reads.
@@ -24,11 +24,13 @@ pub struct ReportContext<'a> {
     pub result: &'a SimResult,
     /// The fleet name used in resource ids.
     pub fleet_name: String,
+    /// Warnings about the scenario and its simulation (`summary.json` `warnings`, top of `index.html`).
+    pub warnings: Vec<Problem>,
 }
 
 impl<'a> ReportContext<'a> {
     pub fn new(scenario: &'a Scenario, result: &'a SimResult) -> ReportContext<'a> {
-        ReportContext { scenario, result, fleet_name: "fleet".to_string() }
+        ReportContext { scenario, result, fleet_name: "fleet".to_string(), warnings: Vec::new() }
     }
 }
 

@@ -18,3 +18,4 @@ mod charts;
 mod profile_charts;
 
 mod sweeps;
+mod warnings;
