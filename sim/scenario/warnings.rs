@@ -46,7 +46,7 @@ pub fn warnings(scenario: &Scenario) -> Vec<Problem> {
         horizon_warnings(&mut out, scenario, run, &path);
     }
     if scenario.models.approvals.is_none() {
-        for profile in &scenario.profiles {
+        for profile in scenario.profiles.iter().filter(|p| !p.disabled) {
             if let Some(name) = &profile.strategy_name {
                 let whose = format!("the runs of auto-upgrade profile \"{}\"", profile.name);
                 unanswered_gates(&mut out, &join("/updateStrategies", name), &profile.plan, &whose, |_| false);
