@@ -20,9 +20,10 @@ pub enum OutputError {
     /// The target is not fleetsim's to write (invalid input: exit 2). The message names it.
     #[error("{0}")]
     Refused(String),
-    /// Writing failed; the path says where.
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: io::Error },
+    /// Writing failed; the path says where. (The error is not a `source`, so that a chain printed
+    /// with `{:#}` does not repeat it.)
+    #[error("{}: {error}", path.display())]
+    Io { path: PathBuf, error: io::Error },
     /// A signal arrived while the output was being written; what was staged has been removed.
     #[error("interrupted")]
     Interrupted,
@@ -30,7 +31,7 @@ pub enum OutputError {
 
 impl OutputError {
     pub fn io(path: &Path, source: io::Error) -> OutputError {
-        OutputError::Io { path: path.to_path_buf(), source }
+        OutputError::Io { path: path.to_path_buf(), error: source }
     }
 }
 

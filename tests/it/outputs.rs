@@ -154,6 +154,13 @@ fn dump_fleet_writes_devices_pipes_and_links_in_place() {
     let out = dump_into(dir.path(), &scenario, "/dev/null");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    // A full device is an error naming it, and stays a device.
+    if Path::new("/dev/full").exists() {
+        let out = dump_into(dir.path(), &scenario, "/dev/full");
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(stderr(&out), "error: /dev/full: No space left on device (os error 28)\n");
+        assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
+    }
     // A symbolic link to a device stays a link.
     std::os::unix::fs::symlink("/dev/null", dir.path().join("null-link")).unwrap();
     assert_eq!(dump_into(dir.path(), &scenario, "null-link").status.code(), Some(0));
