@@ -6,6 +6,7 @@ pub mod autoupgrade;
 pub mod engine;
 pub mod fleet;
 pub mod orchestrator;
+pub mod output;
 pub mod report;
 pub mod scenario;
 pub mod simulation;

@@ -13,6 +13,7 @@ macro_rules! say {
     };
 }
 
+use fleetsim::output::{self, OutputError};
 use fleetsim::report::{self, ReportContext};
 use fleetsim::scenario::{self, LoadError};
 use fleetsim::simulation::{SimOptions, simulate};
@@ -28,26 +29,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Simulate one scenario and write its report folder.
-    Run {
-        /// Scenario file (JSON).
-        scenario: PathBuf,
-        /// Override the scenario's seed.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Replication number: the random streams of replication R of a sweep (default 0).
-        #[arg(long, default_value_t = 0)]
-        replication: u64,
-        /// Report folder (default: reports/<scenario name>/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Print nothing but errors.
-        #[arg(long, short)]
-        quiet: bool,
-        /// Also write every member (explicit and generated) as a JSON array in the scenario's
-        /// member format, to paste back or inspect (`-` for standard output).
-        #[arg(long, value_name = "FILE")]
-        dump_fleet: Option<PathBuf>,
-    },
+    Run(RunArgs),
     /// Run a parameter sweep; rerun into the same folder to resume an interrupted one.
     Sweep {
         /// Sweep file (JSON).
@@ -55,23 +37,28 @@ enum Command {
         /// Output folder (default: reports/<sweep name>/, or reports/<sweep name>-shard-K-of-N/).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Worker threads (default: the number of CPUs).
-        #[arg(long)]
+        /// Worker threads, at least 1 (default: the number of CPUs).
+        #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
         /// Run only shard K of N (the jobs whose index modulo N is K-1); merge the shards with `merge`.
         #[arg(long, value_parser = Shard::parse)]
         shard: Option<Shard>,
-        /// No progress bar and no closing line.
+        /// Treat every warning as an error (exit 2, nothing run).
+        #[arg(long)]
+        strict: bool,
+        /// No progress bar, no warnings and no closing line.
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Combine the shard folders of one sweep into the folder an unsharded run writes.
+    /// Combine the shard folders of one sweep into the folder an unsharded run writes:
+    /// `merge --out DIR SHARD_DIR...` (or `merge DIR SHARD_DIR...`).
     Merge {
-        /// Output folder.
-        out: PathBuf,
+        /// Output folder (without it, the first folder given is the output).
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// Every shard folder of the sweep.
-        #[arg(required = true)]
-        shards: Vec<PathBuf>,
+        #[arg(required = true, value_name = "SHARD_DIR")]
+        folders: Vec<PathBuf>,
         #[arg(long, short)]
         quiet: bool,
     },
@@ -79,12 +66,44 @@ enum Command {
     Validate {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Treat every warning as an error (exit 2): for CI checks of strategy files.
+        #[arg(long)]
+        strict: bool,
     },
     /// Print the JSON Schema of scenario and sweep files (for editors); or of one of them.
     Schema {
         #[arg(value_enum)]
         format: Option<SchemaFormat>,
     },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Scenario file (JSON).
+    scenario: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Replication number: the random streams of replication R of a sweep (default 0).
+    #[arg(long, default_value_t = 0)]
+    replication: u64,
+    /// Report folder (default: reports/<scenario name>/). It must not exist, be empty, or be a report
+    /// folder fleetsim wrote (it has a .fleetsim-report file); it is replaced whole.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Replace the --out folder even if fleetsim did not write it (everything in it is lost).
+    #[arg(long)]
+    force: bool,
+    /// Treat every warning as an error (exit 2, nothing written).
+    #[arg(long)]
+    strict: bool,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Also write every member (explicit and generated) as a JSON array in the scenario's
+    /// member format, to paste back or inspect (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    dump_fleet: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -107,6 +126,18 @@ enum InputFile {
 enum Failure {
     Invalid(Vec<String>),
     Other(anyhow::Error),
+    /// A signal stopped the writing of an output (what was staged is gone).
+    Interrupted,
+}
+
+impl From<OutputError> for Failure {
+    fn from(e: OutputError) -> Self {
+        match e {
+            OutputError::Refused(line) => Failure::Invalid(vec![line]),
+            OutputError::Interrupted => Failure::Interrupted,
+            other => Failure::Other(other.into()),
+        }
+    }
 }
 
 impl From<anyhow::Error> for Failure {
@@ -117,13 +148,14 @@ impl From<anyhow::Error> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    clean_up_on_signals();
     let result = match cli.command {
-        Command::Run { scenario, seed, replication, out, quiet, dump_fleet } => {
-            run(&scenario, seed, replication, out, quiet, dump_fleet)
+        Command::Run(args) => run(args),
+        Command::Sweep { sweep, out, threads, shard, strict, quiet } => {
+            run_sweep(&sweep, out, threads, shard, Warn { strict, quiet })
         }
-        Command::Sweep { sweep, out, threads, shard, quiet } => run_sweep(&sweep, out, threads, shard, quiet),
-        Command::Merge { out, shards, quiet } => merge(&out, &shards, quiet),
-        Command::Validate { files } => validate(&files),
+        Command::Merge { out, folders, quiet } => merge(out, folders, quiet),
+        Command::Validate { files, strict } => validate(&files, Warn { strict, quiet: false }),
         Command::Schema { format } => schema(format),
     };
     match result {
@@ -138,8 +170,27 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
         }
+        Err(Failure::Interrupted) => ExitCode::from(130),
     }
 }
+
+/// SIGINT and SIGTERM remove the staging folder of an output being written, then end the process
+/// with the usual 128 + signal status. Without this, an interrupted report left its staging folder
+/// behind for good.
+#[cfg(unix)]
+fn clean_up_on_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else { return };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            output::remove_staged();
+            std::process::exit(128 + signal);
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn clean_up_on_signals() {}
 
 fn load(path: &Path, seed: Option<u64>) -> Result<scenario::Scenario, Failure> {
     scenario::load_file(path, seed).map_err(|e| match e {
@@ -150,37 +201,63 @@ fn load(path: &Path, seed: Option<u64>) -> Result<scenario::Scenario, Failure> {
     })
 }
 
-fn run(
-    path: &Path,
-    seed: Option<u64>,
-    replication: u64,
-    out: Option<PathBuf>,
-    quiet: bool,
-    dump: Option<PathBuf>,
-) -> Result<(), Failure> {
+fn run(args: RunArgs) -> Result<(), Failure> {
+    let path = args.scenario.as_path();
     if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_sweep_text(&text)) {
         let shown = path.display();
         return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
     }
     // A fleet written to standard output is not mixed with the run summary.
-    let quiet = quiet || dump.as_deref() == Some(Path::new("-"));
-    let scenario = match &dump {
-        None => load(path, seed)?,
-        Some(target) => {
-            let (scenario, fleet) = load_with_fleet(path, seed)?;
-            dump_fleet(target, &fleet)?;
-            scenario
-        }
+    let quiet = args.quiet || args.dump_fleet.as_deref() == Some(Path::new("-"));
+    let (scenario, fleet) = match &args.dump_fleet {
+        None => (load(path, args.seed)?, Vec::new()),
+        Some(_) => load_with_fleet(path, args.seed)?,
     };
-    let result = simulate(&scenario, SimOptions { replication, ..SimOptions::default() });
-    let ctx = ReportContext::new(&scenario, &result);
+    let out = args.out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
+    let replace = if args.force { report::Replace::AnyFolder } else { report::Replace::Reports };
+    // Before anything is simulated or written: a folder fleetsim may not replace is refused at once.
+    report::check_folder(&out, replace)?;
+    let warn = Warn { strict: args.strict, quiet: args.quiet };
+    let file = path.display().to_string();
+    let mut warnings = scenario::warnings::warnings(&scenario);
+    warn.check(warnings.iter().map(|w| format!("{file}: {w}")).collect())?;
+    let result = simulate(&scenario, SimOptions { replication: args.replication, ..SimOptions::default() });
+    let cut = report::summary::horizon_warnings(&scenario, &result);
+    warn.check(cut.iter().map(|w| format!("{file}: {w}")).collect())?;
+    warnings.extend(cut);
+    if let Some(target) = &args.dump_fleet {
+        dump_fleet(target, &fleet)?;
+    }
+    let mut ctx = ReportContext::new(&scenario, &result);
+    ctx.warnings = warnings;
     let files = report::render(&ctx)?;
-    let out = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
-    report::write_folder(&out, &files)?;
+    report::write_folder(&out, &files, replace)?;
     if !quiet {
-        print_run_summary(&scenario, &result, replication, &out);
+        print_run_summary(&scenario, &result, args.replication, &out);
     }
     Ok(())
+}
+
+/// What to do with warnings: print them (`warning: FILE: /pointer: message` on standard error), or
+/// with `--strict` fail with them as errors.
+#[derive(Clone, Copy)]
+struct Warn {
+    strict: bool,
+    quiet: bool,
+}
+
+impl Warn {
+    fn check(self, lines: Vec<String>) -> Result<(), Failure> {
+        if self.strict && !lines.is_empty() {
+            return Err(Failure::Invalid(lines));
+        }
+        if !self.quiet {
+            for line in lines {
+                eprintln!("warning: {line}");
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs listed on the terminal at most; `runs.csv` has them all.
@@ -243,50 +320,59 @@ fn load_with_fleet(
         .map_err(|problems| Failure::Invalid(problems.iter().map(|p| format!("{}: {p}", path.display())).collect()))
 }
 
-/// Writes the fleet whole or not at all (a temporary sibling file renamed over the target).
+/// Writes the fleet whole or not at all ([`output::write_file`]), or to standard output.
 fn dump_fleet(target: &Path, fleet: &[scenario::dto::MemberDto]) -> Result<(), Failure> {
     let mut bytes = serde_json::to_vec_pretty(fleet).map_err(anyhow::Error::from)?;
     bytes.push(b'\n');
     if target == Path::new("-") {
-        use std::io::Write;
-        std::io::stdout().write_all(&bytes).map_err(anyhow::Error::from)?;
-        return Ok(());
+        return Ok(output::write_stdout(&bytes)?);
     }
-    let mut partial = target.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    std::fs::write(&partial, &bytes)
-        .and_then(|()| std::fs::rename(&partial, target))
-        .map_err(|e| anyhow::anyhow!("cannot write the fleet to {}: {e}", target.display()))?;
-    Ok(())
+    Ok(output::write_file(target, &bytes)?)
 }
 
-fn validate(files: &[PathBuf]) -> Result<(), Failure> {
+fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
     let mut lines = Vec::new();
     for file in files {
         if std::fs::read_to_string(file).is_ok_and(|text| sweep::is_sweep_text(&text)) {
             match sweep::load(file) {
-                Ok(plan) => say!(
-                    "{}: valid sweep \"{}\": {} points × {} replications = {} replications of scenario \"{}\"",
-                    file.display(),
-                    plan.name,
-                    plan.points.len(),
-                    plan.replications,
-                    plan.jobs(),
-                    plan.scenario_name
-                ),
+                Ok(plan) => {
+                    let warnings: Vec<String> = plan.warnings().iter().map(|w| w.to_string()).collect();
+                    if warn.strict && !warnings.is_empty() {
+                        lines.extend(warnings);
+                        continue;
+                    }
+                    say!(
+                        "{}: valid sweep \"{}\": {} points × {} replications = {} replications of scenario \"{}\"",
+                        file.display(),
+                        plan.name,
+                        plan.points.len(),
+                        plan.replications,
+                        plan.jobs(),
+                        plan.scenario_name
+                    );
+                    warn.check(warnings)?;
+                }
                 Err(problems) => lines.extend(problems.iter().map(|p| p.to_string())),
             }
             continue;
         }
         match load(file, None) {
-            Ok(s) => say!(
-                "{}: valid scenario \"{}\" ({} members, {} runs)",
-                file.display(),
-                s.name,
-                s.fleet.len(),
-                s.runs.len()
-            ),
+            Ok(s) => {
+                let warnings: Vec<String> =
+                    scenario::warnings::warnings(&s).iter().map(|w| format!("{}: {w}", file.display())).collect();
+                if warn.strict && !warnings.is_empty() {
+                    lines.extend(warnings);
+                    continue;
+                }
+                say!(
+                    "{}: valid scenario \"{}\" ({} members, {} runs)",
+                    file.display(),
+                    s.name,
+                    s.fleet.len(),
+                    s.runs.len()
+                );
+                warn.check(warnings)?;
+            }
             Err(Failure::Invalid(mut l)) => lines.append(&mut l),
             Err(other) => return Err(other),
         }
@@ -309,6 +395,7 @@ fn sweep_failure(e: SweepError) -> Failure {
         SweepError::Invalid(problems) => Failure::Invalid(problems.iter().map(|p| p.to_string()).collect()),
         SweepError::Conflict(message) => Failure::Invalid(vec![format!("error: {message}")]),
         SweepError::Io(e) => Failure::Other(e.into()),
+        SweepError::Output(e) => e.into(),
     }
 }
 
@@ -317,12 +404,14 @@ fn run_sweep(
     out: Option<PathBuf>,
     threads: Option<usize>,
     shard: Option<Shard>,
-    quiet: bool,
+    warn: Warn,
 ) -> Result<(), Failure> {
+    let quiet = warn.quiet;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     // Validation builds every point's scenario: on the same number of threads as the sweep.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(anyhow::Error::from)?;
     let plan = pool.install(|| sweep::load(path)).map_err(|p| sweep_failure(SweepError::Invalid(p)))?;
+    warn.check(pool.install(|| plan.warnings()).iter().map(|w| w.to_string()).collect())?;
     let out = out.unwrap_or_else(|| match shard {
         None => Path::new("reports").join(&plan.name),
         Some(s) => Path::new("reports").join(format!("{}-shard-{}-of-{}", plan.name, s.index, s.count)),
@@ -352,10 +441,27 @@ fn run_sweep(
     Ok(())
 }
 
-fn merge(out: &Path, shards: &[PathBuf], quiet: bool) -> Result<(), Failure> {
-    let report = sweep::merge(out, shards).map_err(sweep_failure)?;
+fn merge(out: Option<PathBuf>, mut folders: Vec<PathBuf>, quiet: bool) -> Result<(), Failure> {
+    let out = match out {
+        Some(out) => out,
+        None if folders.len() >= 2 => folders.remove(0),
+        None => {
+            return Err(Failure::Invalid(vec![
+                "merge: give the output folder and the shard folders: fleetsim merge --out DIR SHARD_DIR...".into(),
+            ]));
+        }
+    };
+    let report = sweep::merge(&out, &folders).map_err(sweep_failure)?;
     if !quiet {
         say!("merged {} shards, {} replications: {}", report.shards, report.jobs, out.display());
     }
     Ok(())
+}
+
+/// `--threads N`: a whole number of at least 1.
+fn parse_threads(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("\"{text}\" is not a number of worker threads: give a whole number of at least 1")),
+    }
 }

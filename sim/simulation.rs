@@ -489,6 +489,10 @@ impl Sim<'_> {
         let run_spec = RunSpec {
             name: self.unique_run_name(generated.name),
             strategy_name: spec.strategy_name.clone(),
+            strategy_pointer: spec
+                .strategy_name
+                .as_ref()
+                .map_or(String::new(), |n| crate::scenario::problem::join("/updateStrategies", n)),
             plan: spec.plan.clone(),
             upgrade: generated.upgrade,
             start: Some(now),

@@ -70,6 +70,8 @@ figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #e
 figcaption { color: #444; margin: 6px 0; max-width: 1000px; }
 details > summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
 footer { color: #666; margin-top: 40px; font-size: 12px; }
+.warnings { background: #fff6e0; border: 1px solid #e0b050; padding: 2px 16px; margin: 12px 0; }
+.warnings h2 { border: none; margin: 8px 0 4px; color: #7a4b00; }
 "#;
 
 /// The page frame: head with inline CSS and a policy that forbids loading anything.
@@ -168,6 +170,7 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
     let rows = member_rows(ctx);
     let mut body = String::new();
     header_section(&mut body, ctx, &summary);
+    warnings_section(&mut body, &summary);
     // Profiles come first: with many generated runs, they are the roll-up a reviewer reads first.
     autoupgrade_section(&mut body, &summary, profile_charts);
     summary_section(&mut body, &summary);
@@ -202,6 +205,24 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
         env!("CARGO_PKG_VERSION")
     );
     page(&format!("fleetsim report: {}", ctx.scenario.name), &body)
+}
+
+/// Warnings first: a reviewer should not read a `Completed` run without knowing its canary stage
+/// selected nobody.
+fn warnings_section(out: &mut String, summary: &Summary) {
+    if summary.warnings.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<section class=\"warnings\" id=\"warnings\">\n<h2>{}</h2>\n<ul>",
+        plural(summary.warnings.len(), "warning", "warnings")
+    );
+    for w in &summary.warnings {
+        let pointer = if w.pointer.is_empty() { "/" } else { &w.pointer };
+        let _ = writeln!(out, "<li><code>{}</code>: {}</li>", escape(pointer), escape(&w.message));
+    }
+    out.push_str("</ul>\n</section>\n");
 }
 
 fn header_section(out: &mut String, ctx: &ReportContext, summary: &Summary) {

@@ -1,7 +1,8 @@
 //! Report folders: CSV tables, API-shaped status JSON, the summary, charts and `index.html`.
 //!
-//! A folder is written whole or not at all: everything goes to a temporary sibling folder first, which
-//! then replaces the target in one rename.
+//! A folder is written whole or not at all: everything goes to a staging folder beside it first,
+//! which then replaces the target in one rename ([`crate::output`]); only an empty folder or one with
+//! the report [`MARKER`] is replaced, unless the caller says otherwise.
 
 pub mod charts;
 pub mod html;
@@ -10,10 +11,11 @@ pub mod status;
 pub mod summary;
 pub mod tables;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::scenario::Scenario;
+use crate::output::{self, Existing, OutputError, Staging};
+
+use crate::scenario::{Problem, Scenario};
 use crate::simulation::SimResult;
 
 /// What every report writer reads.
@@ -22,11 +24,13 @@ pub struct ReportContext<'a> {
     pub result: &'a SimResult,
     /// The fleet name used in resource ids.
     pub fleet_name: String,
+    /// Warnings about the scenario and its simulation (`summary.json` `warnings`, top of `index.html`).
+    pub warnings: Vec<Problem>,
 }
 
 impl<'a> ReportContext<'a> {
     pub fn new(scenario: &'a Scenario, result: &'a SimResult) -> ReportContext<'a> {
-        ReportContext { scenario, result, fleet_name: "fleet".to_string() }
+        ReportContext { scenario, result, fleet_name: "fleet".to_string(), warnings: Vec::new() }
     }
 }
 
@@ -67,44 +71,43 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Writes files into `dir` whole or not at all: a temporary sibling folder is filled first and then
-/// renamed over `dir` (an existing `dir` is replaced).
-pub fn write_folder(dir: &Path, files: &[ReportFile]) -> anyhow::Result<()> {
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    fs::create_dir_all(parent)?;
-    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "report".to_string());
-    let staging = parent.join(format!(".{name}.partial-{}", std::process::id()));
-    if staging.exists() {
-        fs::remove_dir_all(&staging)?;
+/// The file every report folder holds, so that a later `fleetsim run --out` into the same folder
+/// knows it may replace it (README, "Outputs").
+pub const MARKER: &str = ".fleetsim-report";
+
+const MARKER_TEXT: &str = "This folder is a fleetsim report: `fleetsim run --out` into it replaces the whole folder.\n";
+
+/// Which existing folder `write_folder` may replace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replace {
+    /// Only an empty folder or a report folder (one with the [`MARKER`]).
+    Reports,
+    /// Any folder (`--force`).
+    AnyFolder,
+}
+
+/// Checks that `dir` may receive a report folder, without writing anything; returns the folder to
+/// write (symbolic links followed).
+pub fn check_folder(dir: &Path, replace: Replace) -> Result<PathBuf, OutputError> {
+    let target = output::folder_target(dir)?;
+    if target.existing == Existing::NotEmpty && replace == Replace::Reports && !target.path.join(MARKER).is_file() {
+        return Err(OutputError::Refused(format!(
+            "{}: the folder is not empty and is not a fleetsim report folder (it has no {MARKER}); choose another --out, or add --force to replace the folder and everything in it",
+            dir.display()
+        )));
     }
-    let written = (|| -> anyhow::Result<()> {
-        fs::create_dir_all(&staging)?;
-        for (path, bytes) in files {
-            let target = staging.join(path);
-            if let Some(p) = target.parent() {
-                fs::create_dir_all(p)?;
-            }
-            fs::write(&target, bytes)?;
-        }
-        Ok(())
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_dir_all(&staging);
-        return Err(e);
+    Ok(target.path)
+}
+
+/// Writes files into `dir` whole or not at all: a staging folder beside it is filled first, with the
+/// [`MARKER`], and then renamed over `dir`. Refuses a `dir` that is not fleetsim's to replace
+/// ([`check_folder`]).
+pub fn write_folder(dir: &Path, files: &[ReportFile], replace: Replace) -> Result<(), OutputError> {
+    let target = check_folder(dir, replace)?;
+    let staging = Staging::beside(&target, "partial")?;
+    staging.write(Path::new(MARKER), MARKER_TEXT.as_bytes())?;
+    for (path, bytes) in files {
+        staging.write(path, bytes)?;
     }
-    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
-    if dir.exists() {
-        fs::rename(dir, &old)?;
-    }
-    if let Err(e) = fs::rename(&staging, dir) {
-        if old.exists() {
-            let _ = fs::rename(&old, dir);
-        }
-        let _ = fs::remove_dir_all(&staging);
-        return Err(e.into());
-    }
-    if old.exists() {
-        fs::remove_dir_all(&old)?;
-    }
-    Ok(())
+    staging.commit()
 }

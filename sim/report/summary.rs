@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::orchestrator::{BlockedOn, GateKind, GateRef, PendingKind, UpdateRun, UpdateState};
-use crate::scenario::RunSpec;
+use crate::scenario::{Problem, RunSpec, Scenario};
+use crate::simulation::SimResult;
 
 use super::ReportContext;
 use super::tables::count_state;
@@ -20,12 +21,22 @@ pub struct Summary {
     pub end: String,
     pub horizon_reached: bool,
     pub members: usize,
+    /// What is valid but most likely a mistake (`fleetsim validate` prints the same warnings).
+    pub warnings: Vec<Warning>,
     pub runs: Vec<RunSummary>,
     /// Auto-upgrade profiles: runs generated and per-cluster version lag.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<super::profiles::ProfileSummary>,
     /// Actions that did nothing, with the reason.
     pub notes: Vec<String>,
+}
+
+/// One warning: where in the scenario file, and what to do.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// JSON Pointer into the scenario file.
+    pub pointer: String,
+    pub message: String,
 }
 
 #[derive(Serialize)]
@@ -68,6 +79,32 @@ pub struct Blocked {
     pub since: Option<String>,
     /// One line for people: "blocked on gate \"prod sign-off\" since 2026-03-02T00:00:00Z".
     pub text: String,
+}
+
+/// Runs the horizon cut while they were still running or waiting: their figures stop at the end of
+/// the simulation. Runs of auto-upgrade profiles are left out (a profile runs on past any horizon).
+pub fn horizon_warnings(scenario: &Scenario, result: &SimResult) -> Vec<Problem> {
+    if !result.horizon_reached {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (run, spec) in result.runs.iter().zip(&result.specs) {
+        if spec.auto_upgrade_profile.is_some() || !run.is_open() || run.state == UpdateState::NotStarted {
+            continue;
+        }
+        let advice = match blocked(run, spec) {
+            Some(b) => format!("it is {}, so a longer horizon would not finish it", b.text),
+            None => "raise settings.horizon to see it finish".to_string(),
+        };
+        out.push(Problem::new(
+            "/settings/horizon",
+            format!(
+                "run \"{}\" is still {} at the end of the simulation ({}, horizon {}): its figures stop there; {advice}",
+                run.name, run.state, result.end, scenario.settings.horizon
+            ),
+        ));
+    }
+    out
 }
 
 /// What `run` is blocked on, for `summary.json` and the console.
@@ -248,6 +285,11 @@ pub fn summary(ctx: &ReportContext) -> Summary {
         end: result.end.to_rfc3339(),
         horizon_reached: result.horizon_reached,
         members: ctx.scenario.fleet.len(),
+        warnings: ctx
+            .warnings
+            .iter()
+            .map(|w| Warning { pointer: w.path.clone(), message: w.message.clone() })
+            .collect(),
         runs,
         profiles: super::profiles::profile_summaries(ctx),
         notes: result.notes.iter().map(|(t, n)| format!("{t}: {n}")).collect(),

@@ -281,7 +281,7 @@ fn build_inner(
             strategies.insert(name.clone(), s);
         }
     }
-    let runs = build_runs(&mut ctx, dto, &fleet, &strategies, &settings);
+    let (runs, inline_strategies) = build_runs(&mut ctx, dto, &fleet, &strategies, &settings);
     let profiles = super::profiles::build_profiles(
         &mut ctx,
         &dto.auto_upgrade_profiles,
@@ -308,6 +308,7 @@ fn build_inner(
         releases,
         models,
         strategies,
+        inline_strategies,
         runs,
         profiles,
     };
@@ -866,9 +867,10 @@ fn build_runs(
     fleet: &[Member],
     strategies: &BTreeMap<String, Strategy>,
     settings: &Settings,
-) -> Vec<RunSpec> {
+) -> (Vec<RunSpec>, BTreeMap<String, Strategy>) {
     let mut names = BTreeMap::new();
     let mut runs = Vec::new();
+    let mut inline = BTreeMap::new();
     for (i, run) in dto.update_runs.iter().enumerate() {
         let path = join("/updateRuns", i);
         if check_name(ctx, &run.name, &join(&path, "name"), "update run")
@@ -876,11 +878,14 @@ fn build_runs(
         {
             ctx.err(join(&path, "name"), format!("run name \"{}\" is already used at {previous}", run.name));
         }
-        if let Some(spec) = build_run(ctx, dto, run, &path, fleet, strategies, settings) {
+        if let Some((spec, strategy)) = build_run(ctx, dto, run, &path, fleet, strategies, settings) {
+            if let Some(strategy) = strategy.filter(|_| spec.strategy_name.is_none()) {
+                inline.insert(spec.strategy_pointer.clone(), strategy);
+            }
             runs.push(spec);
         }
     }
-    runs
+    (runs, inline)
 }
 
 /// The strategy a run uses: inline, named, or none (one by one).
@@ -953,7 +958,7 @@ fn build_run(
     fleet: &[Member],
     strategies: &BTreeMap<String, Strategy>,
     settings: &Settings,
-) -> Option<RunSpec> {
+) -> Option<(RunSpec, Option<Strategy>)> {
     let before = ctx.problems.len();
     let inline = run.strategy.as_ref().map(|s| (s, join(path, "strategy")));
     let resolved = resolve_strategy(
@@ -997,16 +1002,18 @@ fn build_run(
     if ctx.problems.len() > before {
         return None;
     }
-    Some(RunSpec {
+    let spec = RunSpec {
         name: run.name.clone(),
         strategy_name,
+        strategy_pointer: strategy_path,
         plan,
         upgrade: upgrade?,
         start: if run.start.as_deref() == Some("manual") { None } else { start },
         actions,
         approval_policy,
         auto_upgrade_profile: None,
-    })
+    };
+    Some((spec, strategy))
 }
 
 pub(crate) fn build_upgrade(

@@ -10,6 +10,7 @@ pub mod problem;
 pub mod profiles;
 pub mod releases;
 pub mod stream;
+pub mod warnings;
 pub mod window_dto;
 
 use std::collections::BTreeMap;
@@ -58,6 +59,9 @@ pub struct RunSpec {
     pub name: String,
     /// The named strategy it uses (`None`: inline or one by one).
     pub strategy_name: Option<String>,
+    /// JSON Pointer of the strategy it uses (`/updateStrategies/NAME`, or its inline `strategy`);
+    /// empty for one by one. Warnings point into it.
+    pub strategy_pointer: String,
     pub plan: RunPlan,
     pub upgrade: UpgradeSpec,
     /// `None`: created but started only by a `start` action.
@@ -81,6 +85,8 @@ pub struct Scenario {
     pub releases: ReleaseCalendar,
     pub models: Models,
     pub strategies: BTreeMap<String, Strategy>,
+    /// Strategies written inline in runs, by the JSON Pointer of their `strategy` (for warnings).
+    pub inline_strategies: BTreeMap<String, Strategy>,
     pub runs: Vec<RunSpec>,
     pub profiles: Vec<ProfileSpec>,
 }

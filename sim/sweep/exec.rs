@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use rayon::prelude::*;
 
+use crate::output::{self, Existing, Staging};
 use crate::scenario::Scenario;
 use crate::simulation::{SimOptions, simulate};
 
@@ -255,41 +256,40 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<MergeReport, SweepErr
             )));
         }
     }
-    if out.join(folder::MANIFEST).exists() {
-        if Manifest::read(out)?.sweep_hash != manifest.sweep_hash {
+    // The merged folder replaces `out` whole: never the working directory, a file, or a folder that
+    // holds something else than this sweep.
+    let target = output::folder_target(out)?;
+    if target.path.join(folder::MANIFEST).exists() {
+        if Manifest::read(&target.path)?.sweep_hash != manifest.sweep_hash {
             return Err(SweepError::Conflict(format!(
                 "{} holds the results of another sweep; choose another folder",
                 out.display()
             )));
         }
-    } else if out.exists() && std::fs::read_dir(out)?.next().is_some() {
+    } else if target.existing == Existing::NotEmpty {
         return Err(SweepError::Conflict(format!(
             "{} exists and is not a sweep folder; choose another folder",
             out.display()
         )));
     }
     // A folder being replaced is not being written by another process meanwhile.
-    let _lock = if out.join(folder::MANIFEST).exists() { Some(folder::FolderLock::take(out)?) } else { None };
-    let staging = sibling(out, "merging")?;
-    let written = (|| -> Result<(), SweepError> {
-        let source = &shard_dirs[0];
-        let points = PointTable::read(source, &manifest)?;
-        std::fs::create_dir_all(staging.join(folder::POINTS_DIR))?;
-        std::fs::write(staging.join(folder::LOCK), b"")?;
-        std::fs::write(staging.join(folder::MANIFEST), manifest.to_bytes())?;
-        std::fs::write(staging.join(folder::POINTS_CSV), points.to_csv())?;
-        for p in 0..manifest.points {
-            let path = Path::new(folder::POINTS_DIR).join(format!("{p}.json"));
-            std::fs::copy(source.join(&path), staging.join(&path))?;
-        }
-        finish::write_finals(&staging, &manifest, &points, &index)?;
-        super::report::write_charts(&staging)
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(e);
+    let _lock =
+        if target.path.join(folder::MANIFEST).exists() { Some(folder::FolderLock::take(&target.path)?) } else { None };
+    let staging = Staging::beside(&target.path, "merging")?;
+    let staged = staging.path();
+    let source = &shard_dirs[0];
+    let points = PointTable::read(source, &manifest)?;
+    std::fs::create_dir_all(staged.join(folder::POINTS_DIR))?;
+    std::fs::write(staged.join(folder::LOCK), b"")?;
+    std::fs::write(staged.join(folder::MANIFEST), manifest.to_bytes())?;
+    std::fs::write(staged.join(folder::POINTS_CSV), points.to_csv())?;
+    for p in 0..manifest.points {
+        let path = Path::new(folder::POINTS_DIR).join(format!("{p}.json"));
+        std::fs::copy(source.join(&path), staged.join(&path))?;
     }
-    replace_dir(&staging, out)?;
+    finish::write_finals(staged, &manifest, &points, &index)?;
+    super::report::write_charts(staged)?;
+    staging.commit()?;
     Ok(MergeReport { shards: manifest_count(&manifests), jobs: manifest.jobs })
 }
 
@@ -338,32 +338,6 @@ fn shard_manifests(out: &Path, shard_dirs: &[PathBuf]) -> Result<Vec<Manifest>, 
         return Err(conflict(format!("shards missing: {}", absent.join(", "))));
     }
     Ok(manifests)
-}
-
-/// A fresh hidden folder next to `dir` (same file system, so a rename can replace `dir`).
-fn sibling(dir: &Path, what: &str) -> std::io::Result<PathBuf> {
-    let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
-    let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "sweep".into());
-    let path = parent.join(format!(".{name}.{what}-{}", std::process::id()));
-    if path.exists() {
-        std::fs::remove_dir_all(&path)?;
-    }
-    Ok(path)
-}
-
-/// Puts `staging` in the place of `dir`, replacing an existing `dir` only once `staging` is complete.
-fn replace_dir(staging: &Path, dir: &Path) -> std::io::Result<()> {
-    if !dir.exists() {
-        return std::fs::rename(staging, dir);
-    }
-    let old = sibling(dir, "old")?;
-    std::fs::rename(dir, &old)?;
-    if let Err(e) = std::fs::rename(staging, dir) {
-        let _ = std::fs::rename(&old, dir);
-        return Err(e);
-    }
-    std::fs::remove_dir_all(&old)
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

@@ -308,6 +308,12 @@ impl FolderLock {
 /// returned lock keeps other fleetsim processes out until it is dropped.
 pub fn prepare(dir: &Path, plan: &SweepPlan, shard: Option<Shard>) -> Result<(Manifest, FolderLock), SweepError> {
     let manifest = Manifest::new(plan, shard);
+    if fs::metadata(dir).is_ok_and(|m| !m.is_dir()) {
+        return Err(SweepError::Conflict(format!(
+            "{} exists and is not a folder; choose another --out",
+            dir.display()
+        )));
+    }
     let lock;
     if dir.join(MANIFEST).exists() {
         lock = FolderLock::take(dir)?;

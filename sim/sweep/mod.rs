@@ -39,4 +39,7 @@ pub enum SweepError {
     Conflict(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// An output folder that is not fleetsim's to write, or an error naming the path.
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
 }

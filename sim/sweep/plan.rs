@@ -129,6 +129,10 @@ pub struct SweepPlan {
     pub scenario_name: String,
     /// The base scenario as JSON (keys in file order).
     pub base: Value,
+    /// Where the base scenario is written: its file, and the JSON Pointer of the scenario in it
+    /// (`/scenario` when inline in the sweep file, else empty).
+    pub base_file: String,
+    pub base_prefix: String,
     pub parameters: Vec<Parameter>,
     pub combine: Combine,
     pub sampling: Option<Sampling>,
@@ -180,6 +184,46 @@ impl SweepPlan {
             Some(s) => Ok(s),
             None => build_value(&self.point_value(p), self.seed_override).map(Arc::new),
         }
+    }
+
+    /// The warnings of every point's scenario (`scenario::warnings`), each once, located in the base
+    /// scenario's file; one that only some points have says which.
+    pub fn warnings(&self) -> Vec<SweepProblem> {
+        let per_point: Vec<Vec<Problem>> = (0..self.points.len())
+            .into_par_iter()
+            .map(|p| self.build_point(p).map(|s| scenario::warnings::warnings(&s)).unwrap_or_default())
+            .collect();
+        let mut found: Vec<(Problem, Vec<usize>)> = Vec::new();
+        let mut index: std::collections::BTreeMap<Problem, usize> = std::collections::BTreeMap::new();
+        for (p, warnings) in per_point.into_iter().enumerate() {
+            for w in warnings {
+                let i = *index.entry(w.clone()).or_insert_with(|| {
+                    found.push((w, Vec::new()));
+                    found.len() - 1
+                });
+                found[i].1.push(p);
+            }
+        }
+        let n = self.points.len();
+        found
+            .into_iter()
+            .map(|(w, points)| {
+                let which = if points.len() == n {
+                    String::new()
+                } else {
+                    let mut shown: Vec<String> = points.iter().take(5).map(|p| p.to_string()).collect();
+                    if points.len() > 5 {
+                        shown.push("…".into());
+                    }
+                    format!(" (at {} of {n} points: {})", points.len(), shown.join(", "))
+                };
+                SweepProblem::new(
+                    &self.base_file,
+                    format!("{}{}", self.base_prefix, w.path),
+                    format!("{}{which}", w.message),
+                )
+            })
+            .collect()
     }
 
     /// The reproduce command of one replication, run from the sweep folder.
@@ -365,6 +409,8 @@ impl Checker<'_> {
             name: dto.name.clone(),
             scenario_name: base_scenario.map(|s| s.name).unwrap_or_default(),
             base: base.value,
+            base_file: base.file,
+            base_prefix: base.prefix,
             parameters,
             combine,
             sampling,

@@ -175,7 +175,7 @@ fn the_report_renders_in_chromium_with_its_charts_and_no_console_message() {
     let (scenario, result) = run(TEN);
     let files = report::render(&ReportContext::new(&scenario, &result)).unwrap();
     let folder = work.path().join("report");
-    report::write_folder(&folder, &files).unwrap();
+    report::write_folder(&folder, &files, report::Replace::Reports).unwrap();
     let rendered = open(&chromium, &folder.join("index.html"), work.path());
 
     assert!(rendered.console.is_empty(), "console messages:\n{}", rendered.console.join("\n"));
@@ -242,7 +242,7 @@ fn a_profile_report_renders_in_chromium_with_its_auto_upgrade_charts_and_no_cons
     let (scenario, result) = run(&crate::profile_charts::small_profile_report());
     let files = report::render(&ReportContext::new(&scenario, &result)).unwrap();
     let folder = work.path().join("report");
-    report::write_folder(&folder, &files).unwrap();
+    report::write_folder(&folder, &files, report::Replace::Reports).unwrap();
     let rendered = open(&chromium, &folder.join("index.html"), work.path());
 
     assert!(rendered.console.is_empty(), "console messages:\n{}", rendered.console.join("\n"));

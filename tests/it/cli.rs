@@ -147,9 +147,9 @@ fn an_unwritable_output_folder_is_an_error_with_nothing_written() {
 fn rerunning_into_an_existing_folder_replaces_it_whole() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("qs");
-    std::fs::create_dir_all(out.join("status")).unwrap();
-    std::fs::write(out.join("status/stale-run.json"), "{}").unwrap();
     let scenario = root().join("scenarios/quickstart.json");
+    assert_eq!(fleetsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"], dir.path()).0, 0);
+    std::fs::write(out.join("status/stale-run.json"), "{}").unwrap();
     assert_eq!(fleetsim(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"], dir.path()).0, 0);
     assert!(!out.join("status/stale-run.json").exists());
 }

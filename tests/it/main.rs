@@ -6,6 +6,7 @@ mod cli;
 mod conformance;
 mod determinism;
 mod invalid;
+mod outputs;
 mod properties;
 mod scenarios;
 
@@ -17,3 +18,4 @@ mod charts;
 mod profile_charts;
 
 mod sweeps;
+mod warnings;

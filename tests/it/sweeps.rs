@@ -541,6 +541,17 @@ fn a_folder_of_another_sweep_is_refused() {
         panic!("expected a conflict")
     };
     assert!(message.contains("is not a sweep folder"), "{message}");
+
+    // A file as --out is refused and left as it was.
+    std::fs::write(dir.path().join("afile"), "mine").unwrap();
+    let cli = Command::new(binary())
+        .args(["sweep", "--quiet", "--out", "afile", "sweep.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&cli.stderr).contains("afile exists and is not a folder"));
+    assert_eq!(std::fs::read_to_string(dir.path().join("afile")).unwrap(), "mine");
 }
 
 /// Raising `replications` keeps the finished replications and runs only the new ones; the folder
@@ -619,6 +630,33 @@ fn merged_shards_equal_an_unsharded_run() {
         .unwrap();
     assert!(status.success());
     assert_same_files(&whole, &merged);
+    // `--out DIR` as for run and sweep; merging again into the merged folder replaces it.
+    for out in [dir.path().join("merged-out"), merged.clone()] {
+        let status =
+            Command::new(binary()).args(["merge", "--quiet", "--out"]).arg(&out).args(&shard_dirs).status().unwrap();
+        assert!(status.success());
+        assert_same_files(&whole, &out);
+    }
+    // Never over a file, the working directory, or a folder of something else; nothing left behind.
+    std::fs::write(dir.path().join("afile"), "mine").unwrap();
+    std::fs::create_dir(dir.path().join("notes")).unwrap();
+    std::fs::write(dir.path().join("notes/a.txt"), "mine").unwrap();
+    let before = std::fs::read_dir(dir.path()).unwrap().count();
+    for out in ["afile", ".", "notes"] {
+        let cli = Command::new(binary())
+            .args(["merge", "--quiet", "--out", out])
+            .args(&shard_dirs)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(cli.status.code(), Some(2), "{out}: {}", String::from_utf8_lossy(&cli.stderr));
+        assert_eq!(String::from_utf8_lossy(&cli.stderr).lines().count(), 1);
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("afile")).unwrap(), "mine");
+    assert_eq!(std::fs::read_to_string(dir.path().join("notes/a.txt")).unwrap(), "mine");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), before);
+    let cli = Command::new(binary()).args(["merge", "--quiet"]).arg(&shard_dirs[0]).output().unwrap();
+    assert_eq!(cli.status.code(), Some(2), "an output folder and no shard");
 
     let Err(SweepError::Conflict(message)) = sweep::merge(&dir.path().join("m2"), &shard_dirs[..2]) else {
         panic!("expected a conflict")
