@@ -296,7 +296,7 @@ fn build_inner(
     if !ctx.problems.is_empty() {
         let mut problems = ctx.problems;
         problems.dedup();
-        return Err(problems);
+        return Err(super::problem::collapse_problems(problems));
     }
     let scenario = Scenario {
         name: dto.name.clone(),

@@ -7,7 +7,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -16,7 +16,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::engine::rng::mix64;
-use crate::scenario::{self, Problem, Scenario, ScenarioDto};
+use crate::scenario::shape::{self, Shape};
+use crate::scenario::{self, Problem, Scenario, problem};
 
 use super::dto::{ParameterDto, RangeDto, SampleDto, ScenarioSourceDto, SweepDto};
 use super::metrics::Metric;
@@ -55,7 +56,7 @@ impl SweepProblem {
 impl fmt::Display for SweepProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = if self.path.is_empty() { "/" } else { &self.path };
-        write!(f, "{}: {path}: {}", self.file, self.message)
+        write!(f, "{}: {}: {}", problem::clean(&self.file), problem::clean(path), problem::clean(&self.message))
     }
 }
 
@@ -193,22 +194,30 @@ pub fn load(path: &Path) -> Result<SweepPlan, Vec<SweepProblem>> {
     from_text(&text, &file, &base_dir)
 }
 
+/// The shape of sweep files: the schema `fleetsim schema sweep` prints.
+static SHAPE: LazyLock<Shape> = LazyLock::new(Shape::of::<SweepDto>);
+
 /// Parses and validates sweep text. `file` names it in problems; a scenario path in it is relative to
 /// `base_dir`.
 pub fn from_text(text: &str, file: &str, base_dir: &Path) -> Result<SweepPlan, Vec<SweepProblem>> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let dto: SweepDto = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-        let pointer = scenario::pointer_of(e.path());
-        let inner = e.into_inner();
-        let message = match inner.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                format!("malformed JSON: {inner}")
-            }
-            _ => inner.to_string(),
-        };
-        vec![SweepProblem::new(file, pointer, message)]
-    })?;
-    Checker { file, problems: Vec::new() }.plan(&dto, base_dir)
+    let located = |p: Problem| SweepProblem::new(file, p.path, p.message);
+    let value = scenario::parse_json(text).map_err(|p| vec![located(p)])?;
+    let problems = SHAPE.check(&value);
+    if !problems.is_empty() {
+        return Err(collapse_sweep(problems.into_iter().map(located).collect()));
+    }
+    let dto: SweepDto = serde_path_to_error::deserialize(&value)
+        .map_err(|e| vec![SweepProblem::new(file, scenario::pointer_of(e.path()), scenario::NOT_ACCEPTED)])?;
+    Checker { file, problems: Vec::new() }.plan(&dto, base_dir).map_err(collapse_sweep)
+}
+
+/// Collapses repeated problems ("… and 99,999 more like this"), as for scenarios.
+fn collapse_sweep(problems: Vec<SweepProblem>) -> Vec<SweepProblem> {
+    problem::collapse(
+        problems,
+        |p| (p.path.as_str(), p.message.as_str()),
+        |p, message| SweepProblem::new(&p.file, p.path.clone(), message),
+    )
 }
 
 /// Writes `value` at `pointer`: the pointer names an existing value (replaced) or a new member of an
@@ -288,8 +297,7 @@ pub fn value_text(value: &Value) -> String {
 
 /// Parses and validates scenario JSON the way `fleetsim run` does with a file.
 pub fn build_value(value: &Value, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    let dto: ScenarioDto = serde_path_to_error::deserialize(value)
-        .map_err(|e| vec![Problem::new(scenario::pointer_of(e.path()), e.into_inner().to_string())])?;
+    let dto = scenario::dto_from_value(value)?;
     scenario::build::build(&dto, seed_override)
 }
 
@@ -398,14 +406,15 @@ impl Checker<'_> {
                         return None;
                     }
                 };
-                match serde_json::from_str::<Value>(&text) {
+                match scenario::parse_json(&text) {
                     Ok(value @ Value::Object(_)) => Some(Base { value, file: shown, prefix: String::new() }),
-                    Ok(_) => {
-                        self.problems.push(SweepProblem::new(&shown, "", "a scenario must be a JSON object"));
+                    Ok(other) => {
+                        let message = format!("a scenario must be a JSON object, not {}", shape::what_is(&other));
+                        self.problems.push(SweepProblem::new(&shown, "", message));
                         None
                     }
-                    Err(e) => {
-                        self.problems.push(SweepProblem::new(&shown, "", format!("malformed JSON: {e}")));
+                    Err(p) => {
+                        self.problems.push(SweepProblem::new(&shown, p.path, p.message));
                         None
                     }
                 }
