@@ -319,6 +319,10 @@ fn run_sweep(
     shard: Option<Shard>,
     quiet: bool,
 ) -> Result<(), Failure> {
+    if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_scenario_text(&text)) {
+        let shown = path.display();
+        return Err(Failure::Invalid(vec![format!("{shown}: a scenario file: run it with `fleetsim run {shown}`")]));
+    }
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     // Validation builds every point's scenario: on the same number of threads as the sweep.
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(anyhow::Error::from)?;

@@ -25,7 +25,7 @@ use crate::world::{
 };
 
 use super::dto::*;
-use super::problem::{Problem, join};
+use super::problem::{Problem, echo, join};
 use super::{Action, ActionKind, RunSpec, Scenario, Settings};
 
 /// The longest duration or time offset a scenario may give.
@@ -172,11 +172,50 @@ pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> b
     valid
 }
 
+/// The longest name of an output folder, in bytes: file systems allow 255, and the staging folder
+/// written beside it (`.NAME.partial-PID`) and a shard's suffix need the rest.
+pub const MAX_FOLDER_NAME_BYTES: usize = 200;
+
+/// Why `name` cannot name an output folder on Linux, macOS or Windows, if it cannot: the default
+/// folder of a scenario or sweep is `reports/<name>/`, so a name that no file system takes would
+/// pass validation and fail the run.
+pub fn folder_name_problem(name: &str, what: &str, folder: &str) -> Option<String> {
+    let shown = echo(name);
+    let problem = if name.trim().is_empty() {
+        format!("the {what} needs a name")
+    } else if name.contains(['/', '\\']) {
+        format!("{shown} cannot name a {folder}: no '/' or '\\'")
+    } else if name.chars().any(char::is_control) {
+        format!("{shown} cannot name a {folder}: no control characters (newlines, tabs, NUL)")
+    } else if name == "." || name == ".." {
+        format!("{shown} cannot name a {folder}: it names a folder that exists already")
+    } else if name.len() > MAX_FOLDER_NAME_BYTES {
+        format!("a {what} name of {} bytes cannot name a {folder}: at most {MAX_FOLDER_NAME_BYTES}", name.len())
+    } else if is_reserved_device_name(name) {
+        format!("{shown} cannot name a {folder}: Windows reserves it for a device")
+    } else {
+        return None;
+    };
+    Some(problem)
+}
+
+/// `CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`, `LPT0`–`LPT9`, in any case and with any extension
+/// (`nul.json`): Windows opens the device instead of a folder.
+fn is_reserved_device_name(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or(name).trim_end().to_ascii_uppercase();
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+        || (stem.len() == 4
+            && (stem.starts_with("COM") || stem.starts_with("LPT"))
+            && stem.as_bytes()[3].is_ascii_digit())
+}
+
 /// One member of the fleet while the scenario is built.
 pub(crate) struct FleetEntry {
     pub member: Member,
-    /// Where it was defined, for problems.
+    /// Where it was defined, for problems: its JSON Pointer, or its generator's.
     pub path: String,
+    /// For a generated member: its number in its generator (1-based).
+    pub generated: Option<u64>,
     /// Its own duration model (`durations` of the member or its generator).
     pub durations: Option<Arc<DurationModel>>,
     /// Its DTO, kept only for `--dump-fleet`.
@@ -203,10 +242,8 @@ fn build_inner(
     keep_dtos: bool,
 ) -> Result<(Scenario, Vec<MemberDto>), Vec<Problem>> {
     let mut ctx = Ctx { problems: Vec::new(), start: Time(0) };
-    if dto.name.trim().is_empty() {
-        ctx.err("/name", "the scenario needs a name");
-    } else if dto.name.contains(['/', '\\']) || dto.name == "." || dto.name == ".." {
-        ctx.err("/name", format!("\"{}\" cannot name a report folder (no '/' or '\\')", dto.name));
+    if let Some(problem) = folder_name_problem(&dto.name, "scenario", "report folder") {
+        ctx.err("/name", problem);
     }
     let start = match Time::parse_rfc3339(&dto.start) {
         Ok(t) => t,
@@ -241,9 +278,14 @@ fn build_inner(
     fleet.sort_by(|a, b| a.member.name.cmp(&b.member.name));
     for pair in fleet.windows(2) {
         if pair[0].member.name == pair[1].member.name {
+            let which = |e: &FleetEntry| match e.generated {
+                Some(n) => format!("as generated member {n} of {}", e.path),
+                None => format!("at {}", e.path),
+            };
+            let this = pair[1].generated.map(|n| format!(" (generated member {n})")).unwrap_or_default();
             ctx.err(
                 pair[1].path.clone(),
-                format!("member \"{}\" is defined twice (also at {})", pair[1].member.name, pair[0].path),
+                format!("member {}{this} is defined twice (also {})", echo(&pair[1].member.name), which(&pair[0])),
             );
         }
     }
@@ -392,6 +434,7 @@ fn build_members(ctx: &mut Ctx, dto: &ScenarioDto, base: &DurationModel, keep_dt
             build_member(ctx, m, &path).map(|member| FleetEntry {
                 member,
                 path,
+                generated: None,
                 durations,
                 dto: keep_dtos.then(|| m.clone()),
             })

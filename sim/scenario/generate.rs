@@ -26,7 +26,7 @@ use crate::world::{DurationModel, ReleaseCalendar};
 
 use super::build::{Ctx, FleetEntry, build_member, parse_os_sku, parse_surge, quoted};
 use super::dto::{DurationModelDto, MemberDto, NodePoolDto, StringOrInt};
-use super::problem::join;
+use super::problem::{Problem, echo, join};
 use super::window_dto::{DailyDto, MaintenanceWindowDto, ScheduleDto, WeeklyDto};
 
 /// Generates `count` members. Names come from `namePattern` with `{index}` (1-based, zero-padded to
@@ -693,11 +693,13 @@ pub(crate) fn generate_members(
                 break;
             }
             let member = draw_member(ctx, &plan, &tree, generator_key, i, width, calendar, keep_dtos);
-            let member_path = format!("{path} (member {})", i + 1);
-            if let Some(m) = build_member(ctx, &member, &member_path) {
+            let built = build_member(ctx, &member, "");
+            locate_generated(&mut ctx.problems[before..], &path, i + 1, &member.name);
+            if let Some(m) = built {
                 out.push(FleetEntry {
                     member: m,
-                    path: member_path,
+                    path: path.clone(),
+                    generated: Some(i + 1),
                     durations: plan.durations.clone(),
                     dto: keep_dtos.then_some(member),
                 });
@@ -705,6 +707,37 @@ pub(crate) fn generate_members(
         }
     }
     out
+}
+
+/// Problems of a generated member, checked at member pointers (`/name`), are reported at the
+/// generator field that produced the value (`/memberGenerators/0/namePattern`); which member, and its
+/// own field, go in the message, so the pointer stays one that resolves in the file.
+fn locate_generated(problems: &mut [Problem], generator: &str, number: u64, name: &str) {
+    const FIELDS: [(&str, &str); 9] = [
+        ("/name", "namePattern"),
+        ("/region", "regions"),
+        ("/group", "groups"),
+        ("/labels", "labels"),
+        ("/kubernetesVersion", "kubernetesVersions"),
+        ("/nodePools", "nodePools"),
+        ("/aksManagedAutoUpgradeSchedule", "aksManagedAutoUpgradeSchedule"),
+        ("/aksManagedNodeOSUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"),
+        ("/durations", "durations"),
+    ];
+    for problem in problems {
+        let member_path = std::mem::take(&mut problem.path);
+        let field = FIELDS.iter().find(|(prefix, _)| {
+            member_path == *prefix || member_path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+        });
+        problem.path = match field {
+            // A label keeps its key: `/memberGenerators/0/labels/ring`.
+            Some(("/labels", field)) => format!("{generator}/{field}{}", &member_path["/labels".len()..]),
+            Some((_, field)) => join(generator, field),
+            None => generator.to_string(),
+        };
+        let at = if member_path.is_empty() { String::new() } else { format!(", {member_path}") };
+        problem.message = format!("generated member {number} ({}{at}): {}", echo(name), problem.message);
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

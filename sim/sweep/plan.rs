@@ -180,9 +180,63 @@ impl SweepPlan {
     }
 }
 
-/// Whether a JSON text looks like a sweep file rather than a scenario: an object with `parameters`.
+/// What kind of input file a text is, told by its top-level keys alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// An object with `parameters`.
+    Sweep,
+    /// An object with `start` and without `parameters`.
+    Scenario,
+    /// Anything else (invalid as either).
+    Unknown,
+}
+
+/// Tells a sweep from a scenario by the top-level keys. Values are skipped, not parsed (serde_json
+/// skips them without recursion), so no value, however deeply nested or malformed, hides a key
+/// written before it.
+pub fn file_kind(text: &str) -> FileKind {
+    use std::cell::Cell;
+
+    struct Keys<'a> {
+        parameters: &'a Cell<bool>,
+        start: &'a Cell<bool>,
+    }
+    impl<'de> serde::de::Visitor<'de> for Keys<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "parameters" => self.parameters.set(true),
+                    "start" => self.start.set(true),
+                    _ => {}
+                }
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let (parameters, start) = (Cell::new(false), Cell::new(false));
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    // A syntax error after the keys that tell still leaves the kind known.
+    let _ = serde::Deserializer::deserialize_map(&mut deserializer, Keys { parameters: &parameters, start: &start });
+    match (parameters.get(), start.get()) {
+        (true, _) => FileKind::Sweep,
+        (false, true) => FileKind::Scenario,
+        (false, false) => FileKind::Unknown,
+    }
+}
+
+/// Whether a JSON text is a sweep file rather than a scenario: an object with `parameters`.
 pub fn is_sweep_text(text: &str) -> bool {
-    serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("parameters").is_some())
+    file_kind(text) == FileKind::Sweep
+}
+
+/// Whether a JSON text is a scenario file: an object with `start` and without `parameters`.
+pub fn is_scenario_text(text: &str) -> bool {
+    file_kind(text) == FileKind::Scenario
 }
 
 /// Reads, parses and validates a sweep file, including every point's scenario.
@@ -382,10 +436,8 @@ impl Checker<'_> {
     }
 
     fn check_name(&mut self, name: &str) {
-        if name.trim().is_empty() {
-            self.err("/name", "the sweep needs a name");
-        } else if name.contains(['/', '\\']) || name == "." || name == ".." {
-            self.err("/name", format!("\"{name}\" cannot name an output folder (no '/' or '\\')"));
+        if let Some(problem) = scenario::build::folder_name_problem(name, "sweep", "output folder") {
+            self.err("/name", problem);
         }
     }
 
@@ -801,5 +853,13 @@ mod tests {
         assert!(is_sweep_text(r#"{"name": "s", "parameters": []}"#));
         assert!(!is_sweep_text(r#"{"name": "s", "start": "2026-01-01T00:00:00Z"}"#));
         assert!(!is_sweep_text("not json"));
+        assert!(is_scenario_text(r#"{"name": "s", "start": "2026-01-01T00:00:00Z"}"#));
+        assert!(!is_scenario_text(r#"{"name": "s", "start": "x", "parameters": []}"#));
+        // Neither a deeply nested value nor a syntax error after the keys hides them.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(is_sweep_text(&format!(r#"{{"deep": {deep}, "parameters": [], "name": "s"}}"#)));
+        assert!(is_scenario_text(&format!(r#"{{"start": "x", "deep": {deep}, "members": [,]}}"#)));
+        assert!(is_sweep_text(r#"{"parameters": [], "name": "#));
+        assert_eq!(file_kind("[]"), FileKind::Unknown);
     }
 }
