@@ -96,7 +96,7 @@ impl Ctx {
                 let mut fields = BTreeMap::new();
                 for (key, v) in map {
                     if !["fixed", "median", "p90", "min", "max"].contains(&key.as_str()) {
-                        self.err(join(path, key), format!("unknown field \"{key}\"; expected {help}"));
+                        self.err(join(path, key), format!("unknown field {}; expected {help}", echo(&key)));
                         continue;
                     }
                     match v.as_str() {
@@ -166,7 +166,7 @@ pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> b
     if !valid {
         ctx.err(
             path,
-            format!("{what} \"{name}\" is not a valid name: 1–50 lowercase letters, digits and '-', starting and ending with a letter or digit"),
+            format!("{what} {} is not a valid name: 1–50 lowercase letters, digits and '-', starting and ending with a letter or digit", echo(&name)),
         );
     }
     valid
@@ -385,7 +385,7 @@ fn build_settings(ctx: &mut Ctx, dto: &SettingsDto) -> Settings {
         match value {
             None => 0,
             Some(v) => options.iter().position(|o| o == v).unwrap_or_else(|| {
-                ctx.err(path, format!("\"{v}\" is not one of {}", quoted(options)));
+                ctx.err(path, format!("{} is not one of {}", echo(&v), quoted(options)));
                 0
             }),
         }
@@ -447,7 +447,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
     let before = ctx.problems.len();
     check_name(ctx, &m.name, &join(path, "name"), "member");
     if m.region.is_empty() || !m.region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
-        ctx.err(join(path, "region"), format!("\"{}\" is not an Azure region name like \"westeurope\"", m.region));
+        ctx.err(join(path, "region"), format!("{} is not an Azure region name like \"westeurope\"", echo(&m.region)));
     }
     if let Some(group) = &m.group {
         check_name(ctx, group, &join(path, "group"), "update group");
@@ -487,7 +487,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
                 .filter_map(|(i, p)| {
                     let pool_path = join(&join(path, "nodePools"), i);
                     if !names.insert(p.name.clone()) {
-                        ctx.err(join(&pool_path, "name"), format!("node pool \"{}\" appears twice", p.name));
+                        ctx.err(join(&pool_path, "name"), format!("node pool {} appears twice", echo(&p.name)));
                     }
                     build_pool(ctx, p, &pool_path, version)
                 })
@@ -550,7 +550,7 @@ fn check_fleet_label(ctx: &mut Ctx, m: &MemberDto, cluster: Option<&ClusterRef>,
     if !same {
         ctx.err(
             path,
-            format!("{key} is set by Fleet Manager: for this member it is \"{expected}\", not \"{value}\" (remove it, or give the service's value)"),
+            format!("{key} is set by Fleet Manager: for this member it is {}, not {} (remove it, or give the service's value)", echo(&expected), echo(&value)),
         );
     }
 }
@@ -583,7 +583,8 @@ pub(crate) fn parse_os_sku(text: &str, version: Option<KubernetesVersion>) -> Re
         "Windows2025" => OsSku::Windows2025,
         other => {
             return Err(format!(
-                "\"{other}\" is not a supported osSku: {}",
+                "{} is not a supported osSku: {}",
+                echo(&other),
                 quoted(&[
                     "Ubuntu",
                     "Ubuntu2204",
@@ -608,8 +609,8 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
         ctx.err(
             join(path, "name"),
             format!(
-                "\"{}\" is not an AKS node pool name: 1–12 lowercase letters and digits, starting with a letter",
-                p.name
+                "{} is not an AKS node pool name: 1–12 lowercase letters and digits, starting with a letter",
+                echo(&p.name)
             ),
         );
     }
@@ -636,7 +637,10 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
     if let (Some(os), Some(image)) = (os, &image)
         && os.is_windows() != image.is_windows()
     {
-        ctx.err(join(path, "nodeImageVersion"), format!("image \"{image}\" does not fit osSku {}", os.api_name()));
+        ctx.err(
+            join(path, "nodeImageVersion"),
+            format!("image {} does not fit osSku {}", echo(&image.to_string()), os.api_name()),
+        );
     }
     let node_count = match p.node_count {
         None => 3,
@@ -664,7 +668,8 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
 }
 
 pub(crate) fn parse_surge(text: &str) -> Result<Surge, String> {
-    let bad = || format!("maxSurge \"{text}\" must be a node count (\"3\") or a percentage from 1% to 100% (\"33%\")");
+    let bad =
+        || format!("maxSurge {} must be a node count (\"3\") or a percentage from 1% to 100% (\"33%\")", echo(&text));
     match text.strip_suffix('%') {
         Some(p) => match p.parse::<u32>() {
             Ok(v) if (1..=100).contains(&v) => Ok(Surge::Percent(v)),
@@ -693,7 +698,10 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
         if check_name(ctx, &stage.name, &join(&stage_path, "name"), "stage")
             && let Some(previous) = stage_names.insert(stage.name.clone(), stage_path.clone())
         {
-            ctx.err(join(&stage_path, "name"), format!("stage name \"{}\" is already used at {previous}", stage.name));
+            ctx.err(
+                join(&stage_path, "name"),
+                format!("stage name {} is already used at {previous}", echo(&stage.name)),
+            );
         }
         let selector = stage
             .member_selector
@@ -715,8 +723,8 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
                 ctx.err(
                     join(&group_path, "name"),
                     format!(
-                        "group name \"{}\" is already used at {previous}; a group appears at most once in a strategy",
-                        group.name
+                        "group name {} is already used at {previous}; a group appears at most once in a strategy",
+                        echo(&group.name)
                     ),
                 );
             }
@@ -784,7 +792,7 @@ fn build_selector(ctx: &mut Ctx, dto: &MemberSelectorDto, path: &str) -> Option<
         return None;
     }
     Selector::parse(&dto.by_label)
-        .map_err(|e| ctx.err(&path, format!("invalid label selector \"{}\": {e}", dto.by_label)))
+        .map_err(|e| ctx.err(&path, format!("invalid label selector {}: {e}", echo(&dto.by_label))))
         .ok()
 }
 
@@ -839,7 +847,7 @@ fn gates(ctx: &mut Ctx, list: &Option<Vec<GateDto>>, path: &str, timing: Timing)
                 other => {
                     ctx.err(
                         join(&gate_path, "type"),
-                        format!("\"{other}\" is not a gate type: \"Approval\" or \"ScheduledStart\""),
+                        format!("{} is not a gate type: \"Approval\" or \"ScheduledStart\"", echo(&other)),
                     );
                     return None;
                 }
@@ -867,13 +875,13 @@ pub(crate) fn parse_weekday(text: &str) -> Result<Weekday, String> {
         ("Sunday", Weekday::Sun),
     ];
     DAYS.iter().find(|(name, _)| *name == text).map(|(_, d)| *d).ok_or_else(|| {
-        format!("\"{text}\" is not a day: Monday, Tuesday, Wednesday, Thursday, Friday, Saturday or Sunday")
+        format!("{} is not a day: Monday, Tuesday, Wednesday, Thursday, Friday, Saturday or Sunday", echo(&text))
     })
 }
 
 /// `^([01][0-9]|2[0-3]):[0-5][0-9]$` → minutes after midnight.
 pub(crate) fn parse_hh_mm(text: &str) -> Result<u32, String> {
-    let bad = || format!("\"{text}\" is not a time HH:mm between 00:00 and 23:59");
+    let bad = || format!("{} is not a time HH:mm between 00:00 and 23:59", echo(&text));
     let b = text.as_bytes();
     if b.len() != 5 || b[2] != b':' || !b.iter().enumerate().all(|(i, c)| i == 2 || c.is_ascii_digit()) {
         return Err(bad());
@@ -888,7 +896,7 @@ pub(crate) fn parse_hh_mm(text: &str) -> Result<u32, String> {
 
 /// `^[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00)$` → minutes east of UTC.
 pub(crate) fn parse_utc_offset(text: &str) -> Result<i32, String> {
-    let bad = || format!("\"{text}\" is not a UTC offset like \"+05:30\" or \"-08:00\" between -14:00 and +14:00");
+    let bad = || format!("{} is not a UTC offset like \"+05:30\" or \"-08:00\" between -14:00 and +14:00", echo(&text));
     let sign = match text.as_bytes().first() {
         Some(b'+') => 1,
         Some(b'-') => -1,
@@ -917,7 +925,7 @@ fn build_runs(
         if check_name(ctx, &run.name, &join(&path, "name"), "update run")
             && let Some(previous) = names.insert(run.name.clone(), path.clone())
         {
-            ctx.err(join(&path, "name"), format!("run name \"{}\" is already used at {previous}", run.name));
+            ctx.err(join(&path, "name"), format!("run name {} is already used at {previous}", echo(&run.name)));
         }
         if let Some(spec) = build_run(ctx, dto, run, &path, fleet, strategies, settings) {
             runs.push(spec);
@@ -951,7 +959,8 @@ pub(crate) fn resolve_strategy(
                     ctx.err(
                         id_path,
                         format!(
-                            "no strategy \"{name}\" in updateStrategies (known: {})",
+                            "no strategy {} in updateStrategies (known: {})",
+                            echo(&name),
                             if known.is_empty() { "none".to_string() } else { quoted(&known) }
                         ),
                     );
@@ -984,7 +993,7 @@ pub(crate) fn report_plan_problems(
         } else {
             join(&path, p.field)
         };
-        ctx.err(field, format!("{} (in run \"{run_name}\")", p.message));
+        ctx.err(field, format!("{} (in run {})", p.message, echo(&run_name)));
     }
 }
 
@@ -1067,7 +1076,7 @@ pub(crate) fn build_upgrade(
         other => {
             ctx.err(
                 join(&upgrade_path, "type"),
-                format!("\"{other}\" is not an upgrade type: \"Full\", \"ControlPlaneOnly\" or \"NodeImageOnly\""),
+                format!("{} is not an upgrade type: \"Full\", \"ControlPlaneOnly\" or \"NodeImageOnly\"", echo(&other)),
             );
             None
         }
@@ -1128,7 +1137,7 @@ pub(crate) fn build_upgrade(
                             if map.insert(family.clone(), image).is_some() {
                                 ctx.err(
                                     &vp,
-                                    format!("at most one version per image family; \"{family}\" appears twice"),
+                                    format!("at most one version per image family; {} appears twice", echo(&family)),
                                 );
                             }
                         }
@@ -1138,7 +1147,10 @@ pub(crate) fn build_upgrade(
                 (other, _) => {
                     ctx.err(
                         join(&selection_path, "type"),
-                        format!("\"{other}\" is not a node image selection: \"Latest\", \"Consistent\" or \"Custom\""),
+                        format!(
+                            "{} is not a node image selection: \"Latest\", \"Consistent\" or \"Custom\"",
+                            echo(&other)
+                        ),
                     );
                     None
                 }
@@ -1176,13 +1188,13 @@ fn build_actions(
             if action.targets.is_some() && !targets {
                 ctx.err(
                     join(&action_path, "targets"),
-                    format!("\"{}\" takes no targets (only \"skip\" does)", action.action),
+                    format!("{} takes no targets (only \"skip\" does)", echo(&action.action)),
                 );
             }
             if action.gate.is_some() && !gate {
                 ctx.err(
                     join(&action_path, "gate"),
-                    format!("\"{}\" takes no gate (only \"approve\" does)", action.action),
+                    format!("{} takes no gate (only \"approve\" does)", echo(&action.action)),
                 );
             }
         };
@@ -1228,7 +1240,7 @@ fn build_actions(
             other => {
                 ctx.err(
                     join(&action_path, "action"),
-                    format!("\"{other}\" is not an action: \"start\", \"stop\", \"skip\" or \"approve\""),
+                    format!("{} is not an action: \"start\", \"stop\", \"skip\" or \"approve\"", echo(&other)),
                 );
                 continue;
             }
@@ -1250,7 +1262,7 @@ fn describe_address(a: &GateAddressDto) -> String {
         parts.push(t.clone());
     }
     if let Some(d) = &a.display_name {
-        parts.push(format!("\"{d}\""));
+        parts.push(format!("{}", echo(&d)));
     }
     parts.join(" ")
 }
@@ -1285,7 +1297,7 @@ fn skip_target(
         "AfterStageWait" => match stage_index(name) {
             Some(s) if plan.stages[s].after_stage_wait > Duration::ZERO => Some(SkipTarget::AfterStageWait(s as u16)),
             Some(_) => {
-                ctx.err(join(path, "name"), format!("stage \"{name}\" has no afterStageWaitInSeconds to skip"));
+                ctx.err(join(path, "name"), format!("stage {} has no afterStageWaitInSeconds to skip", echo(&name)));
                 return None;
             }
             None => None,
@@ -1294,7 +1306,8 @@ fn skip_target(
             ctx.err(
                 join(path, "type"),
                 format!(
-                    "\"{other}\" is not a skip target type: \"Member\", \"Group\", \"Stage\" or \"AfterStageWait\""
+                    "{} is not a skip target type: \"Member\", \"Group\", \"Stage\" or \"AfterStageWait\"",
+                    echo(&other)
                 ),
             );
             return None;
@@ -1306,7 +1319,7 @@ fn skip_target(
             "Group" => "group",
             _ => "stage",
         };
-        ctx.err(join(path, "name"), format!("this run has no {what} \"{name}\""));
+        ctx.err(join(path, "name"), format!("this run has no {what} {}", echo(&name)));
     }
     found
 }
@@ -1322,7 +1335,7 @@ fn resolve_gates(
         Some("Before") => Some(Timing::Before),
         Some("After") => Some(Timing::After),
         Some(other) => {
-            ctx.err(join(path, "timing"), format!("\"{other}\" is not a timing: \"Before\" or \"After\""));
+            ctx.err(join(path, "timing"), format!("{} is not a timing: \"Before\" or \"After\"", echo(&other)));
             return Vec::new();
         }
     };
@@ -1422,7 +1435,13 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
                         "drain" => FailurePoint::Drain,
                         "anywhere" => FailurePoint::Anywhere,
                         other => {
-                            ctx.err(join(&cp, "point"), format!("\"{other}\" is not one of \"preCheck\", \"surgeAllocation\", \"drain\", \"anywhere\""));
+                            ctx.err(
+                                join(&cp, "point"),
+                                format!(
+                                    "{} is not one of \"preCheck\", \"surgeAllocation\", \"drain\", \"anywhere\"",
+                                    echo(&other)
+                                ),
+                            );
                             return None;
                         }
                     };
@@ -1447,13 +1466,13 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
     for (i, o) in dto.overrides.iter().enumerate() {
         let p = join("/models/overrides", i);
         let Some(member) = member_index(&o.member) else {
-            ctx.err(join(&p, "member"), format!("no member \"{}\" in the fleet", o.member));
+            ctx.err(join(&p, "member"), format!("no member {} in the fleet", echo(&o.member)));
             continue;
         };
         if let Some(run) = &o.run
             && !run_names.contains(run.as_str())
         {
-            ctx.err(join(&p, "run"), format!("no update run \"{run}\""));
+            ctx.err(join(&p, "run"), format!("no update run {}", echo(&run)));
         }
         let outcome = match o.outcome.as_deref() {
             None => {
@@ -1470,7 +1489,10 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
                 Some(ForcedOutcome::Failed { code, message })
             }
             Some(other) => {
-                ctx.err(join(&p, "outcome"), format!("\"{other}\" is not an outcome: \"Completed\" or \"Failed\""));
+                ctx.err(
+                    join(&p, "outcome"),
+                    format!("{} is not an outcome: \"Completed\" or \"Failed\"", echo(&other)),
+                );
                 None
             }
         };
@@ -1484,7 +1506,7 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
         if !is_k8s && NodeImageVersion::parse(&bad.version).is_err() {
             ctx.err(
                 join(&p, "version"),
-                format!("\"{}\" is neither a Kubernetes version nor a node image version", bad.version),
+                format!("{} is neither a Kubernetes version nor a node image version", echo(&bad.version)),
             );
         }
         let fraction = ctx.probability(bad.failure_fraction, &join(&p, "failureFraction"));

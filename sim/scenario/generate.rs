@@ -314,7 +314,7 @@ fn int_dist(ctx: &mut Ctx, dto: &IntDistDto, path: &str, min: i64, max: i64) -> 
                 match key.parse::<i64>() {
                     Ok(n) => ok &= in_range(ctx, n, &join(path, key)),
                     Err(_) => {
-                        ctx.err(join(path, key), format!("\"{key}\" is not a whole number"));
+                        ctx.err(join(path, key), format!("{} is not a whole number", echo(&key)));
                         ok = false;
                     }
                 }
@@ -380,7 +380,11 @@ fn window_templates(ctx: &mut Ctx, list: &[WindowTemplateDto], path: &str) -> Ve
             (Some(other), None) => {
                 ctx.err(
                     join(&tp, "template"),
-                    format!("\"{other}\" is not a window template: {}", quoted(&["localNight", "weekend", "none"])),
+                    format!(
+                        "{} is not a window template: {}",
+                        echo(&other),
+                        quoted(&["localNight", "weekend", "none"])
+                    ),
                 );
                 continue;
             }
@@ -540,7 +544,7 @@ fn plan<'g>(
     if dto.count > 1 && !pattern.contains("{index}") {
         ctx.err(
             join(path, "namePattern"),
-            format!("\"{pattern}\" has no {{index}}, so {} members would share names", dto.count),
+            format!("{} has no {{index}}, so {} members would share names", echo(&pattern), dto.count),
         );
     }
     let regions = match &dto.regions {
@@ -550,7 +554,7 @@ fn plan<'g>(
                 if region.is_empty() || !region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
                     ctx.err(
                         join(&join(path, "regions"), region),
-                        format!("\"{region}\" is not an Azure region name like \"westeurope\""),
+                        format!("{} is not an Azure region name like \"westeurope\"", echo(&region)),
                     );
                 }
             }
@@ -582,7 +586,7 @@ fn plan<'g>(
         } else {
             ctx.err(
                 &key_path,
-                format!("\"{key}\" is neither a Kubernetes version (\"1.33.2\") nor a minor (\"1.33\")"),
+                format!("{} is neither a Kubernetes version (\"1.33.2\") nor a minor (\"1.33\")", echo(&key)),
             );
         }
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde_json::Value;
+pub use crate::text::{ECHO_CHARS, clean, echo, echo_value};
 
 /// A validation problem: where (a JSON Pointer such as `/updateRuns/0/strategy/stages/1/name`) and what.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -46,52 +46,6 @@ pub fn is_pointer(text: &str) -> bool {
         }
         ok
     }
-}
-
-/// How many characters of a value a message echoes.
-pub const ECHO_CHARS: usize = 80;
-
-/// A user's text echoed in a message: quoted, with control and invisible characters escaped (so a
-/// problem stays one line and nothing reaches the terminal raw), cut to about 80 characters.
-pub fn echo(text: &str) -> String {
-    let mut chars = text.chars();
-    let head: String = chars.by_ref().take(ECHO_CHARS).collect();
-    let cut = chars.next().is_some();
-    let mut out = format!("{head:?}");
-    if cut {
-        out.pop();
-        out.push_str("…\"");
-    }
-    out
-}
-
-/// A JSON value echoed in a message: compact JSON, escaped and cut like [`echo`].
-pub fn echo_value(value: &Value) -> String {
-    match value {
-        Value::String(s) => echo(s),
-        other => {
-            let text = other.to_string();
-            let mut chars = text.chars();
-            let head: String = chars.by_ref().take(ECHO_CHARS).collect();
-            let tail = if chars.next().is_some() { "…" } else { "" };
-            format!("{}{tail}", clean(&head))
-        }
-    }
-}
-
-/// Escapes control and invisible characters (newlines, escape sequences, bidirectional overrides)
-/// and leaves everything else as it is: the last guard that keeps a problem on one line.
-pub fn clean(text: &str) -> String {
-    if text.chars().all(|c| !needs_escape(c)) {
-        return text.to_string();
-    }
-    text.chars().map(|c| if needs_escape(c) { c.escape_debug().to_string() } else { c.to_string() }).collect()
-}
-
-fn needs_escape(c: char) -> bool {
-    // `escape_debug` leaves printable characters alone, except quotes and backslashes, which need no
-    // escaping here.
-    !matches!(c, '"' | '\'' | '\\') && c.escape_debug().len() > 1
 }
 
 /// More problems than this of one kind are shown as the first and a count.
