@@ -20,17 +20,19 @@ pub fn echo(text: &str) -> String {
     out
 }
 
+/// A user's text shown bare (a name in a list): escaped like [`echo`] and cut, without quotes.
+pub fn cut(text: &str) -> String {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(ECHO_CHARS).collect();
+    let tail = if chars.next().is_some() { "…" } else { "" };
+    format!("{}{tail}", clean(&head))
+}
+
 /// A JSON value echoed in a message: compact JSON, escaped and cut like [`echo`].
 pub fn echo_value(value: &Value) -> String {
     match value {
         Value::String(s) => echo(s),
-        other => {
-            let text = other.to_string();
-            let mut chars = text.chars();
-            let head: String = chars.by_ref().take(ECHO_CHARS).collect();
-            let tail = if chars.next().is_some() { "…" } else { "" };
-            format!("{}{tail}", clean(&head))
-        }
+        other => cut(&other.to_string()),
     }
 }
 

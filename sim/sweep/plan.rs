@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::engine::rng::mix64;
 use crate::scenario::shape::{self, Shape};
 use crate::scenario::{self, Problem, Scenario, problem};
-use crate::text::echo;
+use crate::text::{cut, echo, echo_value};
 
 use super::dto::{ParameterDto, RangeDto, SampleDto, ScenarioSourceDto, SweepDto};
 use super::metrics::Metric;
@@ -728,7 +728,7 @@ impl Checker<'_> {
                         .map(|pr| {
                             let message = format!(
                                 "value {} at {}: scenario {}: {}",
-                                value,
+                                echo_value(value),
                                 parameter.pointer,
                                 if pr.path.is_empty() { "/" } else { &pr.path },
                                 pr.message
@@ -762,8 +762,11 @@ impl Checker<'_> {
                     set_pointer(&mut doc, &parameter.pointer, value.clone()).expect("pointer checked");
                 }
                 build_value(&doc, seed).map_err(|problems| {
-                    let described: Vec<String> =
-                        parameters.iter().zip(values).map(|(pa, v)| format!("{}={}", pa.name, value_text(v))).collect();
+                    let described: Vec<String> = parameters
+                        .iter()
+                        .zip(values)
+                        .map(|(pa, v)| format!("{}={}", cut(&pa.name), cut(&value_text(v))))
+                        .collect();
                     problems
                         .iter()
                         .map(|pr| {
