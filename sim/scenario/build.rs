@@ -184,15 +184,15 @@ pub fn folder_name_problem(name: &str, what: &str, folder: &str) -> Option<Strin
     let problem = if name.trim().is_empty() {
         format!("the {what} needs a name")
     } else if name.contains(['/', '\\']) {
-        format!("{shown} cannot name a {folder}: no '/' or '\\'")
+        format!("{shown} cannot name {folder}: no '/' or '\\'")
     } else if name.chars().any(char::is_control) {
-        format!("{shown} cannot name a {folder}: no control characters (newlines, tabs, NUL)")
+        format!("{shown} cannot name {folder}: no control characters (newlines, tabs, NUL)")
     } else if name == "." || name == ".." {
-        format!("{shown} cannot name a {folder}: it names a folder that exists already")
+        format!("{shown} cannot name {folder}: it names a folder that exists already")
     } else if name.len() > MAX_FOLDER_NAME_BYTES {
-        format!("a {what} name of {} bytes cannot name a {folder}: at most {MAX_FOLDER_NAME_BYTES}", name.len())
+        format!("a {what} name of {} bytes cannot name {folder}: at most {MAX_FOLDER_NAME_BYTES}", name.len())
     } else if is_reserved_device_name(name) {
-        format!("{shown} cannot name a {folder}: Windows reserves it for a device")
+        format!("{shown} cannot name {folder}: Windows reserves it for a device")
     } else {
         return None;
     };
@@ -242,7 +242,7 @@ fn build_inner(
     keep_dtos: bool,
 ) -> Result<(Scenario, Vec<MemberDto>), Vec<Problem>> {
     let mut ctx = Ctx { problems: Vec::new(), start: Time(0) };
-    if let Some(problem) = folder_name_problem(&dto.name, "scenario", "report folder") {
+    if let Some(problem) = folder_name_problem(&dto.name, "scenario", "a report folder") {
         ctx.err("/name", problem);
     }
     let start = match Time::parse_rfc3339(&dto.start) {

@@ -438,7 +438,7 @@ impl Checker<'_> {
     }
 
     fn check_name(&mut self, name: &str) {
-        if let Some(problem) = scenario::build::folder_name_problem(name, "sweep", "output folder") {
+        if let Some(problem) = scenario::build::folder_name_problem(name, "sweep", "an output folder") {
             self.err("/name", problem);
         }
     }
