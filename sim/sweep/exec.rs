@@ -261,7 +261,7 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<MergeReport, SweepErr
                 out.display()
             )));
         }
-    } else if out.exists() && std::fs::read_dir(out)?.next().is_some() {
+    } else if out.exists() && fs_err::read_dir(out)?.next().is_some() {
         return Err(SweepError::Conflict(format!(
             "{} exists and is not a sweep folder; choose another folder",
             out.display()
@@ -271,18 +271,18 @@ pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<MergeReport, SweepErr
     let written = (|| -> Result<(), SweepError> {
         let source = &shard_dirs[0];
         let points = PointTable::read(source, &manifest)?;
-        std::fs::create_dir_all(staging.join(folder::POINTS_DIR))?;
-        std::fs::write(staging.join(folder::MANIFEST), manifest.to_bytes())?;
-        std::fs::write(staging.join(folder::POINTS_CSV), points.to_csv())?;
+        fs_err::create_dir_all(staging.join(folder::POINTS_DIR))?;
+        fs_err::write(staging.join(folder::MANIFEST), manifest.to_bytes())?;
+        fs_err::write(staging.join(folder::POINTS_CSV), points.to_csv())?;
         for p in 0..manifest.points {
             let path = Path::new(folder::POINTS_DIR).join(format!("{p}.json"));
-            std::fs::copy(source.join(&path), staging.join(&path))?;
+            fs_err::copy(source.join(&path), staging.join(&path))?;
         }
         finish::write_finals(&staging, &manifest, &points, &index)?;
         super::report::write_charts(&staging)
     })();
     if let Err(e) = written {
-        let _ = std::fs::remove_dir_all(&staging);
+        let _ = fs_err::remove_dir_all(&staging);
         return Err(e);
     }
     replace_dir(&staging, out)?;
@@ -339,11 +339,11 @@ fn shard_manifests(out: &Path, shard_dirs: &[PathBuf]) -> Result<Vec<Manifest>, 
 /// A fresh hidden folder next to `dir` (same file system, so a rename can replace `dir`).
 fn sibling(dir: &Path, what: &str) -> std::io::Result<PathBuf> {
     let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent)?;
+    fs_err::create_dir_all(parent)?;
     let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "sweep".into());
     let path = parent.join(format!(".{name}.{what}-{}", std::process::id()));
     if path.exists() {
-        std::fs::remove_dir_all(&path)?;
+        fs_err::remove_dir_all(&path)?;
     }
     Ok(path)
 }
@@ -351,15 +351,15 @@ fn sibling(dir: &Path, what: &str) -> std::io::Result<PathBuf> {
 /// Puts `staging` in the place of `dir`, replacing an existing `dir` only once `staging` is complete.
 fn replace_dir(staging: &Path, dir: &Path) -> std::io::Result<()> {
     if !dir.exists() {
-        return std::fs::rename(staging, dir);
+        return fs_err::rename(staging, dir);
     }
     let old = sibling(dir, "old")?;
-    std::fs::rename(dir, &old)?;
-    if let Err(e) = std::fs::rename(staging, dir) {
-        let _ = std::fs::rename(&old, dir);
+    fs_err::rename(dir, &old)?;
+    if let Err(e) = fs_err::rename(staging, dir) {
+        let _ = fs_err::rename(&old, dir);
         return Err(e);
     }
-    std::fs::remove_dir_all(&old)
+    fs_err::remove_dir_all(&old)
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

@@ -13,8 +13,8 @@
 //! manifest, `points.csv`, the journal records), never from memory ([`super::finish`]). An
 //! uninterrupted run, a resumed run and a merge of shards therefore write the same bytes.
 
+use fs_err as fs;
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 

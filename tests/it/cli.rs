@@ -391,3 +391,17 @@ fn sweep_files_report_every_problem_of_shape_too() {
         ]
     );
 }
+
+#[test]
+fn io_errors_of_a_sweep_name_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let out = blocker.join("sweep");
+    let sweep = root().join("scenarios/sweep-concurrency.json");
+    let (code, _, stderr) =
+        fleetsim(&["sweep", sweep.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"], dir.path());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.contains(&format!("`{}", blocker.display())), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&blocker).unwrap(), "not a folder");
+}
