@@ -124,7 +124,7 @@ impl ClusterRef {
         if !ok {
             return Err(format!(
                 "{} is not a managed cluster id: /subscriptions/<id>/resourceGroups/<name>/providers/Microsoft.ContainerService/managedClusters/<name>",
-                echo(&id)
+                echo(id)
             ));
         }
         Ok(ClusterRef {

@@ -23,7 +23,7 @@ impl Limit {
         match parse_limit(text) {
             Some(Limit::Count(n)) if n >= 1 && !text.starts_with('0') => Ok(Limit::Count(n)),
             Some(Limit::Percent(p)) if (1..=100).contains(&p) && !text.starts_with('0') => Ok(Limit::Percent(p)),
-            _ => Err(format!("maxConcurrency {} {rule}", echo(&text))),
+            _ => Err(format!("maxConcurrency {} {rule}", echo(text))),
         }
     }
 
@@ -34,7 +34,7 @@ impl Limit {
         match parse_limit(text) {
             Some(limit @ Limit::Count(_)) if !leading_zero => Ok(limit),
             Some(Limit::Percent(p)) if p <= 100 && !leading_zero => Ok(Limit::Percent(p)),
-            _ => Err(format!("maxAllowedFailures {} {rule}", echo(&text))),
+            _ => Err(format!("maxAllowedFailures {} {rule}", echo(text))),
         }
     }
 

@@ -96,7 +96,7 @@ impl Ctx {
                 let mut fields = BTreeMap::new();
                 for (key, v) in map {
                     if !["fixed", "median", "p90", "min", "max"].contains(&key.as_str()) {
-                        self.err(join(path, key), format!("unknown field {}; expected {help}", echo(&key)));
+                        self.err(join(path, key), format!("unknown field {}; expected {help}", echo(key)));
                         continue;
                     }
                     match v.as_str() {
@@ -166,7 +166,7 @@ pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> b
     if !valid {
         ctx.err(
             path,
-            format!("{what} {} is not a valid name: 1–50 lowercase letters, digits and '-', starting and ending with a letter or digit", echo(&name)),
+            format!("{what} {} is not a valid name: 1–50 lowercase letters, digits and '-', starting and ending with a letter or digit", echo(name)),
         );
     }
     valid
@@ -385,7 +385,7 @@ fn build_settings(ctx: &mut Ctx, dto: &SettingsDto) -> Settings {
         match value {
             None => 0,
             Some(v) => options.iter().position(|o| o == v).unwrap_or_else(|| {
-                ctx.err(path, format!("{} is not one of {}", echo(&v), quoted(options)));
+                ctx.err(path, format!("{} is not one of {}", echo(v), quoted(options)));
                 0
             }),
         }
@@ -550,7 +550,7 @@ fn check_fleet_label(ctx: &mut Ctx, m: &MemberDto, cluster: Option<&ClusterRef>,
     if !same {
         ctx.err(
             path,
-            format!("{key} is set by Fleet Manager: for this member it is {}, not {} (remove it, or give the service's value)", echo(&expected), echo(&value)),
+            format!("{key} is set by Fleet Manager: for this member it is {}, not {} (remove it, or give the service's value)", echo(&expected), echo(value)),
         );
     }
 }
@@ -584,7 +584,7 @@ pub(crate) fn parse_os_sku(text: &str, version: Option<KubernetesVersion>) -> Re
         other => {
             return Err(format!(
                 "{} is not a supported osSku: {}",
-                echo(&other),
+                echo(other),
                 quoted(&[
                     "Ubuntu",
                     "Ubuntu2204",
@@ -669,7 +669,7 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
 
 pub(crate) fn parse_surge(text: &str) -> Result<Surge, String> {
     let bad =
-        || format!("maxSurge {} must be a node count (\"3\") or a percentage from 1% to 100% (\"33%\")", echo(&text));
+        || format!("maxSurge {} must be a node count (\"3\") or a percentage from 1% to 100% (\"33%\")", echo(text));
     match text.strip_suffix('%') {
         Some(p) => match p.parse::<u32>() {
             Ok(v) if (1..=100).contains(&v) => Ok(Surge::Percent(v)),
@@ -847,7 +847,7 @@ fn gates(ctx: &mut Ctx, list: &Option<Vec<GateDto>>, path: &str, timing: Timing)
                 other => {
                     ctx.err(
                         join(&gate_path, "type"),
-                        format!("{} is not a gate type: \"Approval\" or \"ScheduledStart\"", echo(&other)),
+                        format!("{} is not a gate type: \"Approval\" or \"ScheduledStart\"", echo(other)),
                     );
                     return None;
                 }
@@ -875,13 +875,13 @@ pub(crate) fn parse_weekday(text: &str) -> Result<Weekday, String> {
         ("Sunday", Weekday::Sun),
     ];
     DAYS.iter().find(|(name, _)| *name == text).map(|(_, d)| *d).ok_or_else(|| {
-        format!("{} is not a day: Monday, Tuesday, Wednesday, Thursday, Friday, Saturday or Sunday", echo(&text))
+        format!("{} is not a day: Monday, Tuesday, Wednesday, Thursday, Friday, Saturday or Sunday", echo(text))
     })
 }
 
 /// `^([01][0-9]|2[0-3]):[0-5][0-9]$` → minutes after midnight.
 pub(crate) fn parse_hh_mm(text: &str) -> Result<u32, String> {
-    let bad = || format!("{} is not a time HH:mm between 00:00 and 23:59", echo(&text));
+    let bad = || format!("{} is not a time HH:mm between 00:00 and 23:59", echo(text));
     let b = text.as_bytes();
     if b.len() != 5 || b[2] != b':' || !b.iter().enumerate().all(|(i, c)| i == 2 || c.is_ascii_digit()) {
         return Err(bad());
@@ -896,7 +896,7 @@ pub(crate) fn parse_hh_mm(text: &str) -> Result<u32, String> {
 
 /// `^[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00)$` → minutes east of UTC.
 pub(crate) fn parse_utc_offset(text: &str) -> Result<i32, String> {
-    let bad = || format!("{} is not a UTC offset like \"+05:30\" or \"-08:00\" between -14:00 and +14:00", echo(&text));
+    let bad = || format!("{} is not a UTC offset like \"+05:30\" or \"-08:00\" between -14:00 and +14:00", echo(text));
     let sign = match text.as_bytes().first() {
         Some(b'+') => 1,
         Some(b'-') => -1,
@@ -960,7 +960,7 @@ pub(crate) fn resolve_strategy(
                         id_path,
                         format!(
                             "no strategy {} in updateStrategies (known: {})",
-                            echo(&name),
+                            echo(name),
                             if known.is_empty() { "none".to_string() } else { quoted(&known) }
                         ),
                     );
@@ -993,7 +993,7 @@ pub(crate) fn report_plan_problems(
         } else {
             join(&path, p.field)
         };
-        ctx.err(field, format!("{} (in run {})", p.message, echo(&run_name)));
+        ctx.err(field, format!("{} (in run {})", p.message, echo(run_name)));
     }
 }
 
@@ -1076,7 +1076,7 @@ pub(crate) fn build_upgrade(
         other => {
             ctx.err(
                 join(&upgrade_path, "type"),
-                format!("{} is not an upgrade type: \"Full\", \"ControlPlaneOnly\" or \"NodeImageOnly\"", echo(&other)),
+                format!("{} is not an upgrade type: \"Full\", \"ControlPlaneOnly\" or \"NodeImageOnly\"", echo(other)),
             );
             None
         }
@@ -1149,7 +1149,7 @@ pub(crate) fn build_upgrade(
                         join(&selection_path, "type"),
                         format!(
                             "{} is not a node image selection: \"Latest\", \"Consistent\" or \"Custom\"",
-                            echo(&other)
+                            echo(other)
                         ),
                     );
                     None
@@ -1240,7 +1240,7 @@ fn build_actions(
             other => {
                 ctx.err(
                     join(&action_path, "action"),
-                    format!("{} is not an action: \"start\", \"stop\", \"skip\" or \"approve\"", echo(&other)),
+                    format!("{} is not an action: \"start\", \"stop\", \"skip\" or \"approve\"", echo(other)),
                 );
                 continue;
             }
@@ -1262,7 +1262,7 @@ fn describe_address(a: &GateAddressDto) -> String {
         parts.push(t.clone());
     }
     if let Some(d) = &a.display_name {
-        parts.push(format!("{}", echo(&d)));
+        parts.push(echo(d).to_string());
     }
     parts.join(" ")
 }
@@ -1297,7 +1297,7 @@ fn skip_target(
         "AfterStageWait" => match stage_index(name) {
             Some(s) if plan.stages[s].after_stage_wait > Duration::ZERO => Some(SkipTarget::AfterStageWait(s as u16)),
             Some(_) => {
-                ctx.err(join(path, "name"), format!("stage {} has no afterStageWaitInSeconds to skip", echo(&name)));
+                ctx.err(join(path, "name"), format!("stage {} has no afterStageWaitInSeconds to skip", echo(name)));
                 return None;
             }
             None => None,
@@ -1307,7 +1307,7 @@ fn skip_target(
                 join(path, "type"),
                 format!(
                     "{} is not a skip target type: \"Member\", \"Group\", \"Stage\" or \"AfterStageWait\"",
-                    echo(&other)
+                    echo(other)
                 ),
             );
             return None;
@@ -1319,7 +1319,7 @@ fn skip_target(
             "Group" => "group",
             _ => "stage",
         };
-        ctx.err(join(path, "name"), format!("this run has no {what} {}", echo(&name)));
+        ctx.err(join(path, "name"), format!("this run has no {what} {}", echo(name)));
     }
     found
 }
@@ -1335,7 +1335,7 @@ fn resolve_gates(
         Some("Before") => Some(Timing::Before),
         Some("After") => Some(Timing::After),
         Some(other) => {
-            ctx.err(join(path, "timing"), format!("{} is not a timing: \"Before\" or \"After\"", echo(&other)));
+            ctx.err(join(path, "timing"), format!("{} is not a timing: \"Before\" or \"After\"", echo(other)));
             return Vec::new();
         }
     };
@@ -1439,7 +1439,7 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
                                 join(&cp, "point"),
                                 format!(
                                     "{} is not one of \"preCheck\", \"surgeAllocation\", \"drain\", \"anywhere\"",
-                                    echo(&other)
+                                    echo(other)
                                 ),
                             );
                             return None;
@@ -1472,7 +1472,7 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
         if let Some(run) = &o.run
             && !run_names.contains(run.as_str())
         {
-            ctx.err(join(&p, "run"), format!("no update run {}", echo(&run)));
+            ctx.err(join(&p, "run"), format!("no update run {}", echo(run)));
         }
         let outcome = match o.outcome.as_deref() {
             None => {
@@ -1489,10 +1489,7 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
                 Some(ForcedOutcome::Failed { code, message })
             }
             Some(other) => {
-                ctx.err(
-                    join(&p, "outcome"),
-                    format!("{} is not an outcome: \"Completed\" or \"Failed\"", echo(&other)),
-                );
+                ctx.err(join(&p, "outcome"), format!("{} is not an outcome: \"Completed\" or \"Failed\"", echo(other)));
                 None
             }
         };

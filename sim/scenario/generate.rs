@@ -314,7 +314,7 @@ fn int_dist(ctx: &mut Ctx, dto: &IntDistDto, path: &str, min: i64, max: i64) -> 
                 match key.parse::<i64>() {
                     Ok(n) => ok &= in_range(ctx, n, &join(path, key)),
                     Err(_) => {
-                        ctx.err(join(path, key), format!("{} is not a whole number", echo(&key)));
+                        ctx.err(join(path, key), format!("{} is not a whole number", echo(key)));
                         ok = false;
                     }
                 }
@@ -380,11 +380,7 @@ fn window_templates(ctx: &mut Ctx, list: &[WindowTemplateDto], path: &str) -> Ve
             (Some(other), None) => {
                 ctx.err(
                     join(&tp, "template"),
-                    format!(
-                        "{} is not a window template: {}",
-                        echo(&other),
-                        quoted(&["localNight", "weekend", "none"])
-                    ),
+                    format!("{} is not a window template: {}", echo(other), quoted(&["localNight", "weekend", "none"])),
                 );
                 continue;
             }
@@ -554,7 +550,7 @@ fn plan<'g>(
                 if region.is_empty() || !region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
                     ctx.err(
                         join(&join(path, "regions"), region),
-                        format!("{} is not an Azure region name like \"westeurope\"", echo(&region)),
+                        format!("{} is not an Azure region name like \"westeurope\"", echo(region)),
                     );
                 }
             }
@@ -586,7 +582,7 @@ fn plan<'g>(
         } else {
             ctx.err(
                 &key_path,
-                format!("{} is neither a Kubernetes version (\"1.33.2\") nor a minor (\"1.33\")", echo(&key)),
+                format!("{} is neither a Kubernetes version (\"1.33.2\") nor a minor (\"1.33\")", echo(key)),
             );
         }
     }

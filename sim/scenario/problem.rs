@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn repeats_collapse_after_the_first() {
         let mut problems: Vec<Problem> = (0..200_000)
-            .map(|i| Problem::new(format!("/memberGenerators/1"), format!("member \"m-{i}\" is defined twice")))
+            .map(|i| Problem::new("/memberGenerators/1".to_string(), format!("member \"m-{i}\" is defined twice")))
             .collect();
         problems.insert(0, Problem::new("/name", "the scenario needs a name"));
         let shown: Vec<String> = collapse_problems(problems).iter().map(|p| p.to_string()).collect();

@@ -138,7 +138,7 @@ pub(crate) fn build_profiles(
             Some(other) => {
                 ctx.err(
                     join(&join(&path, "nodeImageSelection"), "type"),
-                    format!("{} is not a profile node image selection: \"Latest\" or \"Consistent\"", echo(&other)),
+                    format!("{} is not a profile node image selection: \"Latest\" or \"Consistent\"", echo(other)),
                 );
                 ImageSelection::Latest
             }

@@ -228,10 +228,10 @@ fn rollout_model(ctx: &mut Ctx, dto: Option<&RolloutDto>) -> RolloutModel {
                     if !is_region_name(region) {
                         ctx.err(
                             &region_path,
-                            format!("{} is not an Azure region name like \"westeurope\"", echo(&region)),
+                            format!("{} is not an Azure region name like \"westeurope\"", echo(region)),
                         );
                     } else if let Some(previous) = placed.insert(region, region_path.clone()) {
-                        ctx.err(&region_path, format!("region {} is already in a ring at {previous}", echo(&region)));
+                        ctx.err(&region_path, format!("region {} is already in a ring at {previous}", echo(region)));
                     }
                 }
                 let offset =

@@ -214,7 +214,7 @@ fn check_families(ctx: &mut Ctx, families: &BTreeSet<String>, windows: bool, pat
             Some(v) if v.is_windows() == windows => {}
             _ => ctx.err(
                 path,
-                format!("{} is not a {} image family", echo(&family), if windows { "Windows" } else { "Linux" }),
+                format!("{} is not a {} image family", echo(family), if windows { "Windows" } else { "Linux" }),
             ),
         }
     }

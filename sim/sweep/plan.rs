@@ -279,7 +279,7 @@ fn collapse_sweep(problems: Vec<SweepProblem>) -> Vec<SweepProblem> {
 /// existing object (added). Arrays are never extended, so a point cannot silently add a stage.
 pub fn set_pointer(doc: &mut Value, pointer: &str, value: Value) -> Result<(), String> {
     if !pointer.starts_with('/') {
-        return Err(format!("{} is not a JSON Pointer: it must start with '/'", echo(&pointer)));
+        return Err(format!("{} is not a JSON Pointer: it must start with '/'", echo(pointer)));
     }
     if let Some(target) = doc.pointer_mut(pointer) {
         *target = value;
@@ -314,7 +314,7 @@ fn explain_missing(doc: &Value, pointer: &str) -> String {
                 Value::Object(_) => format!("{} has no member {}", display_pointer(&walked), echo(&unescape(token))),
                 Value::Array(list) => format!(
                     "{pointer}: {} is not an index of the array at {} ({} items)",
-                    echo(&token),
+                    echo(token),
                     display_pointer(&walked),
                     list.len()
                 ),
@@ -500,14 +500,14 @@ impl Checker<'_> {
         for (i, name) in names.iter().enumerate() {
             match Metric::from_name(name) {
                 Some(m) if chosen.contains(&m) && m != Metric::RunState => {
-                    self.err(format!("/metrics/{i}"), format!("{} is listed twice", echo(&name)));
+                    self.err(format!("/metrics/{i}"), format!("{} is listed twice", echo(name)));
                 }
                 Some(m) => chosen.push(m),
                 None => {
                     let known: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
                     self.err(
                         format!("/metrics/{i}"),
-                        format!("{} is not a metric; known: {}", echo(&name), known.join(", ")),
+                        format!("{} is not a metric; known: {}", echo(name), known.join(", ")),
                     );
                 }
             }
@@ -525,7 +525,7 @@ impl Checker<'_> {
             None | Some("cartesian") => Combine::Cartesian,
             Some("zip") => Combine::Zip,
             Some(other) => {
-                self.err("/combine", format!("{} is not one of \"cartesian\", \"zip\"", echo(&other)));
+                self.err("/combine", format!("{} is not one of \"cartesian\", \"zip\"", echo(other)));
                 Combine::Cartesian
             }
         }
@@ -536,7 +536,7 @@ impl Checker<'_> {
             "random" => SampleMethod::Random,
             "latinHypercube" => SampleMethod::LatinHypercube,
             other => {
-                self.err("/sample/method", format!("{} is not one of \"random\", \"latinHypercube\"", echo(&other)));
+                self.err("/sample/method", format!("{} is not one of \"random\", \"latinHypercube\"", echo(other)));
                 return None;
             }
         };
@@ -587,9 +587,9 @@ impl Checker<'_> {
         if name.trim().is_empty() {
             self.err(field, "a parameter name cannot be empty");
         } else if RESERVED_COLUMNS.contains(&name) || Metric::from_name(name).is_some() || name == "runFailed" {
-            self.err(field, format!("{} is an output column already; choose another name", echo(&name)));
+            self.err(field, format!("{} is an output column already; choose another name", echo(name)));
         } else if earlier.iter().any(|p| p.name == name) {
-            self.err(field, format!("two parameters are named {}", echo(&name)));
+            self.err(field, format!("two parameters are named {}", echo(name)));
         }
     }
 
