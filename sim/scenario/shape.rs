@@ -34,7 +34,7 @@ impl Shape {
     /// Every problem of shape in `value`, in document order.
     pub fn check(&self, value: &Value) -> Vec<Problem> {
         let mut out = Vec::new();
-        self.walk(&self.root, value, "", None, &mut out);
+        self.walk(&self.root, value, &At::Root, None, &mut out);
         out
     }
 
@@ -48,12 +48,12 @@ impl Shape {
         &ANYTHING
     }
 
-    fn walk(&self, schema: &Value, value: &Value, path: &str, field: Option<&str>, out: &mut Vec<Problem>) {
+    fn walk(&self, schema: &Value, value: &Value, path: &At<'_>, field: Option<&str>, out: &mut Vec<Problem>) {
         let declared = schema;
         let schema = self.resolve(schema);
         let Value::Object(rules) = schema else {
             if schema == &Value::Bool(false) {
-                out.push(Problem::new(path, "no value is allowed here"));
+                out.push(Problem::new(path.pointer(), "no value is allowed here"));
             }
             return;
         };
@@ -86,14 +86,14 @@ impl Shape {
         }
     }
 
-    fn object(&self, rules: &Map<String, Value>, map: &Map<String, Value>, path: &str, out: &mut Vec<Problem>) {
+    fn object(&self, rules: &Map<String, Value>, map: &Map<String, Value>, path: &At<'_>, out: &mut Vec<Problem>) {
         let properties = rules.get("properties").and_then(Value::as_object);
         let additional = rules.get("additionalProperties");
         for (key, value) in map {
-            let here = join(path, key);
+            let here = At::Key(path, key);
             match (properties.and_then(|p| p.get(key)), additional) {
                 (Some(schema), _) => self.walk(schema, value, &here, Some(key), out),
-                (None, Some(Value::Bool(false))) => out.push(unknown_field(key, properties, &here)),
+                (None, Some(Value::Bool(false))) => out.push(unknown_field(key, properties, &here.pointer())),
                 (None, Some(schema)) => self.walk(schema, value, &here, None, out),
                 (None, None) => {}
             }
@@ -102,7 +102,7 @@ impl Shape {
             if !map.contains_key(name) {
                 let schema = properties.and_then(|p| p.get(name)).unwrap_or(&ANYTHING);
                 out.push(Problem::new(
-                    join(path, name),
+                    join(&path.pointer(), name),
                     format!("missing; this field is required: {}", self.describe(schema, Some(name))),
                 ));
             }
@@ -114,7 +114,7 @@ impl Shape {
         declared: &Value,
         rules: &Map<String, Value>,
         items: &[Value],
-        path: &str,
+        path: &At<'_>,
         field: Option<&str>,
         out: &mut Vec<Problem>,
     ) {
@@ -123,14 +123,14 @@ impl Shape {
         let count = items.len() as u64;
         if min.is_some_and(|m| count < m) || max.is_some_and(|m| count > m) {
             out.push(Problem::new(
-                path,
+                path.pointer(),
                 format!("must be {}, not {}", self.describe(declared, field), what_is(&Value::Array(items.to_vec()))),
             ));
             return;
         }
         if let Some(schema) = rules.get("items") {
             for (i, item) in items.iter().enumerate() {
-                self.walk(schema, item, &join(path, i), None, out);
+                self.walk(schema, item, &At::Index(path, i), None, out);
             }
         }
     }
@@ -142,7 +142,7 @@ impl Shape {
         declared: &Value,
         alternatives: &[Value],
         value: &Value,
-        path: &str,
+        path: &At<'_>,
         field: Option<&str>,
         out: &mut Vec<Problem>,
     ) {
@@ -186,8 +186,8 @@ impl Shape {
         }
     }
 
-    fn wrong_type(&self, schema: &Value, value: &Value, path: &str, field: Option<&str>) -> Problem {
-        Problem::new(path, format!("must be {}, not {}", self.describe(schema, field), what_is(value)))
+    fn wrong_type(&self, schema: &Value, value: &Value, path: &At<'_>, field: Option<&str>) -> Problem {
+        Problem::new(path.pointer(), format!("must be {}, not {}", self.describe(schema, field), what_is(value)))
     }
 
     /// What a schema takes, in the API's words: "a whole number of seconds", "an object with byLabel",
@@ -294,6 +294,24 @@ impl Shape {
             Some(items) if count.is_empty() => format!("{noun} of {items}"),
             Some(items) => format!("{noun}{count} {items}"),
             None => format!("{noun}{count}"),
+        }
+    }
+}
+
+/// Where the walk is, as a chain of steps: the pointer is written only for a problem, so a valid
+/// document costs no strings.
+enum At<'a> {
+    Root,
+    Key(&'a At<'a>, &'a str),
+    Index(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn pointer(&self) -> String {
+        match self {
+            At::Root => String::new(),
+            At::Key(parent, key) => join(&parent.pointer(), key),
+            At::Index(parent, i) => join(&parent.pointer(), i),
         }
     }
 }
