@@ -11,4 +11,5 @@ pub mod report;
 pub mod scenario;
 pub mod simulation;
 pub mod sweep;
+pub mod text;
 pub mod world;

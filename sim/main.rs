@@ -406,6 +406,10 @@ fn run_sweep(
     shard: Option<Shard>,
     warn: Warn,
 ) -> Result<(), Failure> {
+    if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_scenario_text(&text)) {
+        let shown = path.display();
+        return Err(Failure::Invalid(vec![format!("{shown}: a scenario file: run it with `fleetsim run {shown}`")]));
+    }
     let quiet = warn.quiet;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     // Validation builds every point's scenario: on the same number of threads as the sweep.

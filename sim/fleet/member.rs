@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::text::echo;
+
 use super::version::{KubernetesVersion, NodeImageVersion};
 use super::window::MaintenanceWindow;
 
@@ -121,7 +123,8 @@ impl ClusterRef {
             && [1, 3, 7].iter().all(|&i| !parts[i].is_empty());
         if !ok {
             return Err(format!(
-                "\"{id}\" is not a managed cluster id: /subscriptions/<id>/resourceGroups/<name>/providers/Microsoft.ContainerService/managedClusters/<name>"
+                "{} is not a managed cluster id: /subscriptions/<id>/resourceGroups/<name>/providers/Microsoft.ContainerService/managedClusters/<name>",
+                echo(id)
             ));
         }
         Ok(ClusterRef {

@@ -4,6 +4,8 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::text::echo;
+
 /// A Kubernetes version `major.minor.patch` (AKS never uses pre-release suffixes for GA versions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct KubernetesVersion {
@@ -19,7 +21,7 @@ impl KubernetesVersion {
 
     /// Parses `1.33.2` (an optional leading `v` is accepted, as `kubectl` prints it).
     pub fn parse(text: &str) -> Result<KubernetesVersion, String> {
-        let bad = || format!("\"{text}\" is not a Kubernetes version like \"1.33.2\"");
+        let bad = || format!("{} is not a Kubernetes version like \"1.33.2\"", echo(text));
         let body = text.strip_prefix('v').unwrap_or(text);
         let parts: Vec<&str> = body.split('.').collect();
         if parts.len() != 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
@@ -49,7 +51,7 @@ pub struct MinorVersion {
 
 impl MinorVersion {
     pub fn parse(text: &str) -> Result<MinorVersion, String> {
-        let bad = || format!("\"{text}\" is not a Kubernetes minor version like \"1.33\"");
+        let bad = || format!("{} is not a Kubernetes minor version like \"1.33\"", echo(text));
         let (major, minor) = text.split_once('.').ok_or_else(bad)?;
         let number = |p: &str| {
             if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
@@ -111,8 +113,9 @@ impl NodeImageVersion {
     pub fn parse(text: &str) -> Result<NodeImageVersion, String> {
         let bad = || {
             format!(
-                "\"{text}\" is not a node image version like \"AKSUbuntu-2204gen2containerd-202602.13.5\" \
-                 (<image family>-<numeric dotted version>)"
+                "{} is not a node image version like \"AKSUbuntu-2204gen2containerd-202602.13.5\" \
+                 (<image family>-<numeric dotted version>)",
+                echo(text)
             )
         };
         let (family, version) = text.rsplit_once('-').ok_or_else(bad)?;

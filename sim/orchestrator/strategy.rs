@@ -7,6 +7,7 @@ use chrono::{Datelike, Duration as ChronoDuration, NaiveTime, Timelike, Weekday}
 
 use crate::engine::{Duration, Time};
 use crate::fleet::selector::Selector;
+use crate::text::echo;
 
 /// A `maxConcurrency` or `maxAllowedFailures` value as written: a count or a percentage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,7 +23,7 @@ impl Limit {
         match parse_limit(text) {
             Some(Limit::Count(n)) if n >= 1 && !text.starts_with('0') => Ok(Limit::Count(n)),
             Some(Limit::Percent(p)) if (1..=100).contains(&p) && !text.starts_with('0') => Ok(Limit::Percent(p)),
-            _ => Err(format!("maxConcurrency \"{text}\" {rule}")),
+            _ => Err(format!("maxConcurrency {} {rule}", echo(text))),
         }
     }
 
@@ -33,7 +34,7 @@ impl Limit {
         match parse_limit(text) {
             Some(limit @ Limit::Count(_)) if !leading_zero => Ok(limit),
             Some(Limit::Percent(p)) if p <= 100 && !leading_zero => Ok(Limit::Percent(p)),
-            _ => Err(format!("maxAllowedFailures \"{text}\" {rule}")),
+            _ => Err(format!("maxAllowedFailures {} {rule}", echo(text))),
         }
     }
 

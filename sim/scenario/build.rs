@@ -25,7 +25,7 @@ use crate::world::{
 };
 
 use super::dto::*;
-use super::problem::{Problem, join};
+use super::problem::{Problem, echo, join};
 use super::{Action, ActionKind, RunSpec, Scenario, Settings};
 
 /// The longest duration or time offset a scenario may give.
@@ -96,7 +96,7 @@ impl Ctx {
                 let mut fields = BTreeMap::new();
                 for (key, v) in map {
                     if !["fixed", "median", "p90", "min", "max"].contains(&key.as_str()) {
-                        self.err(join(path, key), format!("unknown field \"{key}\"; expected {help}"));
+                        self.err(join(path, key), format!("unknown field {}; expected {help}", echo(key)));
                         continue;
                     }
                     match v.as_str() {
@@ -166,17 +166,56 @@ pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> b
     if !valid {
         ctx.err(
             path,
-            format!("{what} \"{name}\" is not a valid name: 1–50 lowercase letters, digits and '-', starting and ending with a letter or digit"),
+            format!("{what} {} is not a valid name: 1–50 lowercase letters, digits and '-', starting and ending with a letter or digit", echo(name)),
         );
     }
     valid
 }
 
+/// The longest name of an output folder, in bytes: file systems allow 255, and the staging folder
+/// written beside it (`.NAME.partial-PID`) and a shard's suffix need the rest.
+pub const MAX_FOLDER_NAME_BYTES: usize = 200;
+
+/// Why `name` cannot name an output folder on Linux, macOS or Windows, if it cannot: the default
+/// folder of a scenario or sweep is `reports/<name>/`, so a name that no file system takes would
+/// pass validation and fail the run.
+pub fn folder_name_problem(name: &str, what: &str, folder: &str) -> Option<String> {
+    let shown = echo(name);
+    let problem = if name.trim().is_empty() {
+        format!("the {what} needs a name")
+    } else if name.contains(['/', '\\']) {
+        format!("{shown} cannot name {folder}: no '/' or '\\'")
+    } else if name.chars().any(char::is_control) {
+        format!("{shown} cannot name {folder}: no control characters (newlines, tabs, NUL)")
+    } else if name == "." || name == ".." {
+        format!("{shown} cannot name {folder}: it names a folder that exists already")
+    } else if name.len() > MAX_FOLDER_NAME_BYTES {
+        format!("a {what} name of {} bytes cannot name {folder}: at most {MAX_FOLDER_NAME_BYTES}", name.len())
+    } else if is_reserved_device_name(name) {
+        format!("{shown} cannot name {folder}: Windows reserves it for a device")
+    } else {
+        return None;
+    };
+    Some(problem)
+}
+
+/// `CON`, `PRN`, `AUX`, `NUL`, `COM0`–`COM9`, `LPT0`–`LPT9`, in any case and with any extension
+/// (`nul.json`): Windows opens the device instead of a folder.
+fn is_reserved_device_name(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or(name).trim_end().to_ascii_uppercase();
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+        || (stem.len() == 4
+            && (stem.starts_with("COM") || stem.starts_with("LPT"))
+            && stem.as_bytes()[3].is_ascii_digit())
+}
+
 /// One member of the fleet while the scenario is built.
 pub(crate) struct FleetEntry {
     pub member: Member,
-    /// Where it was defined, for problems.
+    /// Where it was defined, for problems: its JSON Pointer, or its generator's.
     pub path: String,
+    /// For a generated member: its number in its generator (1-based).
+    pub generated: Option<u64>,
     /// Its own duration model (`durations` of the member or its generator).
     pub durations: Option<Arc<DurationModel>>,
     /// Its DTO, kept only for `--dump-fleet`.
@@ -203,10 +242,8 @@ fn build_inner(
     keep_dtos: bool,
 ) -> Result<(Scenario, Vec<MemberDto>), Vec<Problem>> {
     let mut ctx = Ctx { problems: Vec::new(), start: Time(0) };
-    if dto.name.trim().is_empty() {
-        ctx.err("/name", "the scenario needs a name");
-    } else if dto.name.contains(['/', '\\']) || dto.name == "." || dto.name == ".." {
-        ctx.err("/name", format!("\"{}\" cannot name a report folder (no '/' or '\\')", dto.name));
+    if let Some(problem) = folder_name_problem(&dto.name, "scenario", "a report folder") {
+        ctx.err("/name", problem);
     }
     let start = match Time::parse_rfc3339(&dto.start) {
         Ok(t) => t,
@@ -241,9 +278,14 @@ fn build_inner(
     fleet.sort_by(|a, b| a.member.name.cmp(&b.member.name));
     for pair in fleet.windows(2) {
         if pair[0].member.name == pair[1].member.name {
+            let which = |e: &FleetEntry| match e.generated {
+                Some(n) => format!("as generated member {n} of {}", e.path),
+                None => format!("at {}", e.path),
+            };
+            let this = pair[1].generated.map(|n| format!(" (generated member {n})")).unwrap_or_default();
             ctx.err(
                 pair[1].path.clone(),
-                format!("member \"{}\" is defined twice (also at {})", pair[1].member.name, pair[0].path),
+                format!("member {}{this} is defined twice (also {})", echo(&pair[1].member.name), which(&pair[0])),
             );
         }
     }
@@ -296,7 +338,7 @@ fn build_inner(
     if !ctx.problems.is_empty() {
         let mut problems = ctx.problems;
         problems.dedup();
-        return Err(problems);
+        return Err(super::problem::collapse_problems(problems));
     }
     let scenario = Scenario {
         name: dto.name.clone(),
@@ -344,7 +386,7 @@ fn build_settings(ctx: &mut Ctx, dto: &SettingsDto) -> Settings {
         match value {
             None => 0,
             Some(v) => options.iter().position(|o| o == v).unwrap_or_else(|| {
-                ctx.err(path, format!("\"{v}\" is not one of {}", quoted(options)));
+                ctx.err(path, format!("{} is not one of {}", echo(v), quoted(options)));
                 0
             }),
         }
@@ -393,6 +435,7 @@ fn build_members(ctx: &mut Ctx, dto: &ScenarioDto, base: &DurationModel, keep_dt
             build_member(ctx, m, &path).map(|member| FleetEntry {
                 member,
                 path,
+                generated: None,
                 durations,
                 dto: keep_dtos.then(|| m.clone()),
             })
@@ -405,7 +448,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
     let before = ctx.problems.len();
     check_name(ctx, &m.name, &join(path, "name"), "member");
     if m.region.is_empty() || !m.region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
-        ctx.err(join(path, "region"), format!("\"{}\" is not an Azure region name like \"westeurope\"", m.region));
+        ctx.err(join(path, "region"), format!("{} is not an Azure region name like \"westeurope\"", echo(&m.region)));
     }
     if let Some(group) = &m.group {
         check_name(ctx, group, &join(path, "group"), "update group");
@@ -445,7 +488,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
                 .filter_map(|(i, p)| {
                     let pool_path = join(&join(path, "nodePools"), i);
                     if !names.insert(p.name.clone()) {
-                        ctx.err(join(&pool_path, "name"), format!("node pool \"{}\" appears twice", p.name));
+                        ctx.err(join(&pool_path, "name"), format!("node pool {} appears twice", echo(&p.name)));
                     }
                     build_pool(ctx, p, &pool_path, version)
                 })
@@ -508,7 +551,7 @@ fn check_fleet_label(ctx: &mut Ctx, m: &MemberDto, cluster: Option<&ClusterRef>,
     if !same {
         ctx.err(
             path,
-            format!("{key} is set by Fleet Manager: for this member it is \"{expected}\", not \"{value}\" (remove it, or give the service's value)"),
+            format!("{key} is set by Fleet Manager: for this member it is {}, not {} (remove it, or give the service's value)", echo(&expected), echo(value)),
         );
     }
 }
@@ -541,7 +584,8 @@ pub(crate) fn parse_os_sku(text: &str, version: Option<KubernetesVersion>) -> Re
         "Windows2025" => OsSku::Windows2025,
         other => {
             return Err(format!(
-                "\"{other}\" is not a supported osSku: {}",
+                "{} is not a supported osSku: {}",
+                echo(other),
                 quoted(&[
                     "Ubuntu",
                     "Ubuntu2204",
@@ -566,8 +610,8 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
         ctx.err(
             join(path, "name"),
             format!(
-                "\"{}\" is not an AKS node pool name: 1–12 lowercase letters and digits, starting with a letter",
-                p.name
+                "{} is not an AKS node pool name: 1–12 lowercase letters and digits, starting with a letter",
+                echo(&p.name)
             ),
         );
     }
@@ -594,7 +638,10 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
     if let (Some(os), Some(image)) = (os, &image)
         && os.is_windows() != image.is_windows()
     {
-        ctx.err(join(path, "nodeImageVersion"), format!("image \"{image}\" does not fit osSku {}", os.api_name()));
+        ctx.err(
+            join(path, "nodeImageVersion"),
+            format!("image {} does not fit osSku {}", echo(&image.to_string()), os.api_name()),
+        );
     }
     let node_count = match p.node_count {
         None => 3,
@@ -622,7 +669,8 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
 }
 
 pub(crate) fn parse_surge(text: &str) -> Result<Surge, String> {
-    let bad = || format!("maxSurge \"{text}\" must be a node count (\"3\") or a percentage from 1% to 100% (\"33%\")");
+    let bad =
+        || format!("maxSurge {} must be a node count (\"3\") or a percentage from 1% to 100% (\"33%\")", echo(text));
     match text.strip_suffix('%') {
         Some(p) => match p.parse::<u32>() {
             Ok(v) if (1..=100).contains(&v) => Ok(Surge::Percent(v)),
@@ -651,7 +699,10 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
         if check_name(ctx, &stage.name, &join(&stage_path, "name"), "stage")
             && let Some(previous) = stage_names.insert(stage.name.clone(), stage_path.clone())
         {
-            ctx.err(join(&stage_path, "name"), format!("stage name \"{}\" is already used at {previous}", stage.name));
+            ctx.err(
+                join(&stage_path, "name"),
+                format!("stage name {} is already used at {previous}", echo(&stage.name)),
+            );
         }
         let selector = stage
             .member_selector
@@ -673,8 +724,8 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
                 ctx.err(
                     join(&group_path, "name"),
                     format!(
-                        "group name \"{}\" is already used at {previous}; a group appears at most once in a strategy",
-                        group.name
+                        "group name {} is already used at {previous}; a group appears at most once in a strategy",
+                        echo(&group.name)
                     ),
                 );
             }
@@ -742,7 +793,7 @@ fn build_selector(ctx: &mut Ctx, dto: &MemberSelectorDto, path: &str) -> Option<
         return None;
     }
     Selector::parse(&dto.by_label)
-        .map_err(|e| ctx.err(&path, format!("invalid label selector \"{}\": {e}", dto.by_label)))
+        .map_err(|e| ctx.err(&path, format!("invalid label selector {}: {e}", echo(&dto.by_label))))
         .ok()
 }
 
@@ -797,7 +848,7 @@ fn gates(ctx: &mut Ctx, list: &Option<Vec<GateDto>>, path: &str, timing: Timing)
                 other => {
                     ctx.err(
                         join(&gate_path, "type"),
-                        format!("\"{other}\" is not a gate type: \"Approval\" or \"ScheduledStart\""),
+                        format!("{} is not a gate type: \"Approval\" or \"ScheduledStart\"", echo(other)),
                     );
                     return None;
                 }
@@ -825,13 +876,13 @@ pub(crate) fn parse_weekday(text: &str) -> Result<Weekday, String> {
         ("Sunday", Weekday::Sun),
     ];
     DAYS.iter().find(|(name, _)| *name == text).map(|(_, d)| *d).ok_or_else(|| {
-        format!("\"{text}\" is not a day: Monday, Tuesday, Wednesday, Thursday, Friday, Saturday or Sunday")
+        format!("{} is not a day: Monday, Tuesday, Wednesday, Thursday, Friday, Saturday or Sunday", echo(text))
     })
 }
 
 /// `^([01][0-9]|2[0-3]):[0-5][0-9]$` → minutes after midnight.
 pub(crate) fn parse_hh_mm(text: &str) -> Result<u32, String> {
-    let bad = || format!("\"{text}\" is not a time HH:mm between 00:00 and 23:59");
+    let bad = || format!("{} is not a time HH:mm between 00:00 and 23:59", echo(text));
     let b = text.as_bytes();
     if b.len() != 5 || b[2] != b':' || !b.iter().enumerate().all(|(i, c)| i == 2 || c.is_ascii_digit()) {
         return Err(bad());
@@ -846,7 +897,7 @@ pub(crate) fn parse_hh_mm(text: &str) -> Result<u32, String> {
 
 /// `^[+-]((0[0-9]|1[0-3]):[0-5][0-9]|14:00)$` → minutes east of UTC.
 pub(crate) fn parse_utc_offset(text: &str) -> Result<i32, String> {
-    let bad = || format!("\"{text}\" is not a UTC offset like \"+05:30\" or \"-08:00\" between -14:00 and +14:00");
+    let bad = || format!("{} is not a UTC offset like \"+05:30\" or \"-08:00\" between -14:00 and +14:00", echo(text));
     let sign = match text.as_bytes().first() {
         Some(b'+') => 1,
         Some(b'-') => -1,
@@ -876,7 +927,7 @@ fn build_runs(
         if check_name(ctx, &run.name, &join(&path, "name"), "update run")
             && let Some(previous) = names.insert(run.name.clone(), path.clone())
         {
-            ctx.err(join(&path, "name"), format!("run name \"{}\" is already used at {previous}", run.name));
+            ctx.err(join(&path, "name"), format!("run name {} is already used at {previous}", echo(&run.name)));
         }
         if let Some((spec, strategy)) = build_run(ctx, dto, run, &path, fleet, strategies, settings) {
             if let Some(strategy) = strategy.filter(|_| spec.strategy_name.is_none()) {
@@ -913,7 +964,8 @@ pub(crate) fn resolve_strategy(
                     ctx.err(
                         id_path,
                         format!(
-                            "no strategy \"{name}\" in updateStrategies (known: {})",
+                            "no strategy {} in updateStrategies (known: {})",
+                            echo(name),
                             if known.is_empty() { "none".to_string() } else { quoted(&known) }
                         ),
                     );
@@ -946,7 +998,7 @@ pub(crate) fn report_plan_problems(
         } else {
             join(&path, p.field)
         };
-        ctx.err(field, format!("{} (in run \"{run_name}\")", p.message));
+        ctx.err(field, format!("{} (in run {})", p.message, echo(run_name)));
     }
 }
 
@@ -1031,7 +1083,7 @@ pub(crate) fn build_upgrade(
         other => {
             ctx.err(
                 join(&upgrade_path, "type"),
-                format!("\"{other}\" is not an upgrade type: \"Full\", \"ControlPlaneOnly\" or \"NodeImageOnly\""),
+                format!("{} is not an upgrade type: \"Full\", \"ControlPlaneOnly\" or \"NodeImageOnly\"", echo(other)),
             );
             None
         }
@@ -1092,7 +1144,7 @@ pub(crate) fn build_upgrade(
                             if map.insert(family.clone(), image).is_some() {
                                 ctx.err(
                                     &vp,
-                                    format!("at most one version per image family; \"{family}\" appears twice"),
+                                    format!("at most one version per image family; {} appears twice", echo(&family)),
                                 );
                             }
                         }
@@ -1102,7 +1154,10 @@ pub(crate) fn build_upgrade(
                 (other, _) => {
                     ctx.err(
                         join(&selection_path, "type"),
-                        format!("\"{other}\" is not a node image selection: \"Latest\", \"Consistent\" or \"Custom\""),
+                        format!(
+                            "{} is not a node image selection: \"Latest\", \"Consistent\" or \"Custom\"",
+                            echo(other)
+                        ),
                     );
                     None
                 }
@@ -1140,13 +1195,13 @@ fn build_actions(
             if action.targets.is_some() && !targets {
                 ctx.err(
                     join(&action_path, "targets"),
-                    format!("\"{}\" takes no targets (only \"skip\" does)", action.action),
+                    format!("{} takes no targets (only \"skip\" does)", echo(&action.action)),
                 );
             }
             if action.gate.is_some() && !gate {
                 ctx.err(
                     join(&action_path, "gate"),
-                    format!("\"{}\" takes no gate (only \"approve\" does)", action.action),
+                    format!("{} takes no gate (only \"approve\" does)", echo(&action.action)),
                 );
             }
         };
@@ -1192,7 +1247,7 @@ fn build_actions(
             other => {
                 ctx.err(
                     join(&action_path, "action"),
-                    format!("\"{other}\" is not an action: \"start\", \"stop\", \"skip\" or \"approve\""),
+                    format!("{} is not an action: \"start\", \"stop\", \"skip\" or \"approve\"", echo(other)),
                 );
                 continue;
             }
@@ -1214,7 +1269,7 @@ fn describe_address(a: &GateAddressDto) -> String {
         parts.push(t.clone());
     }
     if let Some(d) = &a.display_name {
-        parts.push(format!("\"{d}\""));
+        parts.push(echo(d).to_string());
     }
     parts.join(" ")
 }
@@ -1249,7 +1304,7 @@ fn skip_target(
         "AfterStageWait" => match stage_index(name) {
             Some(s) if plan.stages[s].after_stage_wait > Duration::ZERO => Some(SkipTarget::AfterStageWait(s as u16)),
             Some(_) => {
-                ctx.err(join(path, "name"), format!("stage \"{name}\" has no afterStageWaitInSeconds to skip"));
+                ctx.err(join(path, "name"), format!("stage {} has no afterStageWaitInSeconds to skip", echo(name)));
                 return None;
             }
             None => None,
@@ -1258,7 +1313,8 @@ fn skip_target(
             ctx.err(
                 join(path, "type"),
                 format!(
-                    "\"{other}\" is not a skip target type: \"Member\", \"Group\", \"Stage\" or \"AfterStageWait\""
+                    "{} is not a skip target type: \"Member\", \"Group\", \"Stage\" or \"AfterStageWait\"",
+                    echo(other)
                 ),
             );
             return None;
@@ -1270,7 +1326,7 @@ fn skip_target(
             "Group" => "group",
             _ => "stage",
         };
-        ctx.err(join(path, "name"), format!("this run has no {what} \"{name}\""));
+        ctx.err(join(path, "name"), format!("this run has no {what} {}", echo(name)));
     }
     found
 }
@@ -1286,7 +1342,7 @@ fn resolve_gates(
         Some("Before") => Some(Timing::Before),
         Some("After") => Some(Timing::After),
         Some(other) => {
-            ctx.err(join(path, "timing"), format!("\"{other}\" is not a timing: \"Before\" or \"After\""));
+            ctx.err(join(path, "timing"), format!("{} is not a timing: \"Before\" or \"After\"", echo(other)));
             return Vec::new();
         }
     };
@@ -1386,7 +1442,13 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
                         "drain" => FailurePoint::Drain,
                         "anywhere" => FailurePoint::Anywhere,
                         other => {
-                            ctx.err(join(&cp, "point"), format!("\"{other}\" is not one of \"preCheck\", \"surgeAllocation\", \"drain\", \"anywhere\""));
+                            ctx.err(
+                                join(&cp, "point"),
+                                format!(
+                                    "{} is not one of \"preCheck\", \"surgeAllocation\", \"drain\", \"anywhere\"",
+                                    echo(other)
+                                ),
+                            );
                             return None;
                         }
                     };
@@ -1411,13 +1473,13 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
     for (i, o) in dto.overrides.iter().enumerate() {
         let p = join("/models/overrides", i);
         let Some(member) = member_index(&o.member) else {
-            ctx.err(join(&p, "member"), format!("no member \"{}\" in the fleet", o.member));
+            ctx.err(join(&p, "member"), format!("no member {} in the fleet", echo(&o.member)));
             continue;
         };
         if let Some(run) = &o.run
             && !run_names.contains(run.as_str())
         {
-            ctx.err(join(&p, "run"), format!("no update run \"{run}\""));
+            ctx.err(join(&p, "run"), format!("no update run {}", echo(run)));
         }
         let outcome = match o.outcome.as_deref() {
             None => {
@@ -1434,7 +1496,7 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
                 Some(ForcedOutcome::Failed { code, message })
             }
             Some(other) => {
-                ctx.err(join(&p, "outcome"), format!("\"{other}\" is not an outcome: \"Completed\" or \"Failed\""));
+                ctx.err(join(&p, "outcome"), format!("{} is not an outcome: \"Completed\" or \"Failed\"", echo(other)));
                 None
             }
         };
@@ -1448,7 +1510,7 @@ fn build_models(ctx: &mut Ctx, dto: &ModelsDto, fleet: &[Member], scenario: &Sce
         if !is_k8s && NodeImageVersion::parse(&bad.version).is_err() {
             ctx.err(
                 join(&p, "version"),
-                format!("\"{}\" is neither a Kubernetes version nor a node image version", bad.version),
+                format!("{} is neither a Kubernetes version nor a node image version", echo(&bad.version)),
             );
         }
         let fraction = ctx.probability(bad.failure_fraction, &join(&p, "failureFraction"));

@@ -167,6 +167,7 @@ pub struct NodePoolDto {
 /// A value the API types as a string but people often write as a number (`"3"` or `3`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(extend("examples" = ["25%", "3"]))]
 pub enum StringOrInt {
     String(String),
     Int(i64),

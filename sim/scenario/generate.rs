@@ -26,7 +26,7 @@ use crate::world::{DurationModel, ReleaseCalendar};
 
 use super::build::{Ctx, FleetEntry, build_member, parse_os_sku, parse_surge, quoted};
 use super::dto::{DurationModelDto, MemberDto, NodePoolDto, StringOrInt};
-use super::problem::join;
+use super::problem::{Problem, echo, join};
 use super::window_dto::{DailyDto, MaintenanceWindowDto, ScheduleDto, WeeklyDto};
 
 /// Generates `count` members. Names come from `namePattern` with `{index}` (1-based, zero-padded to
@@ -314,7 +314,7 @@ fn int_dist(ctx: &mut Ctx, dto: &IntDistDto, path: &str, min: i64, max: i64) -> 
                 match key.parse::<i64>() {
                     Ok(n) => ok &= in_range(ctx, n, &join(path, key)),
                     Err(_) => {
-                        ctx.err(join(path, key), format!("\"{key}\" is not a whole number"));
+                        ctx.err(join(path, key), format!("{} is not a whole number", echo(key)));
                         ok = false;
                     }
                 }
@@ -380,7 +380,7 @@ fn window_templates(ctx: &mut Ctx, list: &[WindowTemplateDto], path: &str) -> Ve
             (Some(other), None) => {
                 ctx.err(
                     join(&tp, "template"),
-                    format!("\"{other}\" is not a window template: {}", quoted(&["localNight", "weekend", "none"])),
+                    format!("{} is not a window template: {}", echo(other), quoted(&["localNight", "weekend", "none"])),
                 );
                 continue;
             }
@@ -540,7 +540,7 @@ fn plan<'g>(
     if dto.count > 1 && !pattern.contains("{index}") {
         ctx.err(
             join(path, "namePattern"),
-            format!("\"{pattern}\" has no {{index}}, so {} members would share names", dto.count),
+            format!("{} has no {{index}}, so {} members would share names", echo(&pattern), dto.count),
         );
     }
     let regions = match &dto.regions {
@@ -550,7 +550,7 @@ fn plan<'g>(
                 if region.is_empty() || !region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
                     ctx.err(
                         join(&join(path, "regions"), region),
-                        format!("\"{region}\" is not an Azure region name like \"westeurope\""),
+                        format!("{} is not an Azure region name like \"westeurope\"", echo(region)),
                     );
                 }
             }
@@ -582,7 +582,7 @@ fn plan<'g>(
         } else {
             ctx.err(
                 &key_path,
-                format!("\"{key}\" is neither a Kubernetes version (\"1.33.2\") nor a minor (\"1.33\")"),
+                format!("{} is neither a Kubernetes version (\"1.33.2\") nor a minor (\"1.33\")", echo(key)),
             );
         }
     }
@@ -693,11 +693,13 @@ pub(crate) fn generate_members(
                 break;
             }
             let member = draw_member(ctx, &plan, &tree, generator_key, i, width, calendar, keep_dtos);
-            let member_path = format!("{path} (member {})", i + 1);
-            if let Some(m) = build_member(ctx, &member, &member_path) {
+            let built = build_member(ctx, &member, "");
+            locate_generated(&mut ctx.problems[before..], &path, i + 1, &member.name);
+            if let Some(m) = built {
                 out.push(FleetEntry {
                     member: m,
-                    path: member_path,
+                    path: path.clone(),
+                    generated: Some(i + 1),
                     durations: plan.durations.clone(),
                     dto: keep_dtos.then_some(member),
                 });
@@ -705,6 +707,37 @@ pub(crate) fn generate_members(
         }
     }
     out
+}
+
+/// Problems of a generated member, checked at member pointers (`/name`), are reported at the
+/// generator field that produced the value (`/memberGenerators/0/namePattern`); which member, and its
+/// own field, go in the message, so the pointer stays one that resolves in the file.
+fn locate_generated(problems: &mut [Problem], generator: &str, number: u64, name: &str) {
+    const FIELDS: [(&str, &str); 9] = [
+        ("/name", "namePattern"),
+        ("/region", "regions"),
+        ("/group", "groups"),
+        ("/labels", "labels"),
+        ("/kubernetesVersion", "kubernetesVersions"),
+        ("/nodePools", "nodePools"),
+        ("/aksManagedAutoUpgradeSchedule", "aksManagedAutoUpgradeSchedule"),
+        ("/aksManagedNodeOSUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"),
+        ("/durations", "durations"),
+    ];
+    for problem in problems {
+        let member_path = std::mem::take(&mut problem.path);
+        let field = FIELDS.iter().find(|(prefix, _)| {
+            member_path == *prefix || member_path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
+        });
+        problem.path = match field {
+            // A label keeps its key: `/memberGenerators/0/labels/ring`.
+            Some(("/labels", field)) => format!("{generator}/{field}{}", &member_path["/labels".len()..]),
+            Some((_, field)) => join(generator, field),
+            None => generator.to_string(),
+        };
+        let at = if member_path.is_empty() { String::new() } else { format!(", {member_path}") };
+        problem.message = format!("generated member {number} ({}{at}): {}", echo(name), problem.message);
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -9,12 +9,16 @@ pub mod generate;
 pub mod problem;
 pub mod profiles;
 pub mod releases;
+pub mod shape;
 pub mod stream;
 pub mod warnings;
 pub mod window_dto;
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::LazyLock;
+
+use serde_json::Value;
 
 use crate::engine::{Duration, Time};
 use crate::fleet::Member;
@@ -106,15 +110,36 @@ pub enum LoadError {
     Invalid(Vec<Problem>),
 }
 
-/// Parses JSON text into the DTO, with the JSON Pointer of the first structural problem.
-pub fn parse_dto(text: &str) -> Result<ScenarioDto, Problem> {
+/// The shape of scenario files: the schema `fleetsim schema scenario` prints.
+static SHAPE: LazyLock<shape::Shape> = LazyLock::new(shape::Shape::of::<ScenarioDto>);
+
+/// Parses JSON text. Malformed JSON is one problem, with the pointer of the value being read and
+/// serde_json's line and column.
+pub fn parse_json(text: &str) -> Result<Value, Problem> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize::<_, ScenarioDto>(&mut deserializer).map_err(|e| {
-        let pointer = pointer_of(e.path());
-        let inner = e.into_inner();
-        Problem::new(pointer, describe_serde_error(&inner))
-    })
+    let value = serde_path_to_error::deserialize::<_, Value>(&mut deserializer)
+        .map_err(|e| Problem::new(pointer_of(e.path()), describe_json_error(e.inner())))?;
+    deserializer.end().map_err(|e| Problem::new("", describe_json_error(&e)))?;
+    Ok(value)
 }
+
+/// Parses JSON text into the DTO: every problem of shape at once (see [`shape`]).
+pub fn parse_dto(text: &str) -> Result<ScenarioDto, Vec<Problem>> {
+    dto_from_value(&parse_json(text).map_err(|p| vec![p])?)
+}
+
+/// Checks a scenario's JSON against the scenario schema and deserializes it once it fits.
+pub fn dto_from_value(value: &Value) -> Result<ScenarioDto, Vec<Problem>> {
+    let problems = SHAPE.check(value);
+    if !problems.is_empty() {
+        return Err(problem::collapse_problems(problems));
+    }
+    // The shape check accepts only what deserializes; this is a guard, worded without serde's terms.
+    serde_path_to_error::deserialize(value).map_err(|e| vec![Problem::new(pointer_of(e.path()), NOT_ACCEPTED)])
+}
+
+/// The message of a value the shape check let through and serde refused (a bug if ever seen).
+pub const NOT_ACCEPTED: &str = "this value is not accepted here (`fleetsim schema` shows what is)";
 
 /// A JSON Pointer for a `serde_path_to_error` path.
 pub fn pointer_of(path: &serde_path_to_error::Path) -> String {
@@ -130,17 +155,18 @@ pub fn pointer_of(path: &serde_path_to_error::Path) -> String {
     out
 }
 
-fn describe_serde_error(e: &serde_json::Error) -> String {
+/// A JSON syntax error in words: serde_json's own, which speak of JSON, with its line and column.
+pub fn describe_json_error(e: &serde_json::Error) -> String {
     let text = e.to_string();
-    match e.classify() {
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => format!("malformed JSON: {text}"),
-        _ => text,
+    match text.strip_prefix("recursion limit exceeded") {
+        Some(rest) => format!("malformed JSON: values nested more than 128 levels deep{rest}"),
+        None => format!("malformed JSON: {text}"),
     }
 }
 
 /// Parses and validates a scenario.
 pub fn parse_str(text: &str, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    let dto = parse_dto(text).map_err(|p| vec![p])?;
+    let dto = parse_dto(text)?;
     build::build(&dto, seed_override)
 }
 
@@ -150,7 +176,7 @@ pub fn parse_str_with_fleet(
     text: &str,
     seed_override: Option<u64>,
 ) -> Result<(Scenario, Vec<dto::MemberDto>), Vec<Problem>> {
-    let dto = parse_dto(text).map_err(|p| vec![p])?;
+    let dto = parse_dto(text)?;
     build::build_with_fleet(&dto, seed_override)
 }
 

@@ -13,7 +13,7 @@ use crate::world::{ImageSelection, ReleaseCalendar};
 
 use super::Settings;
 use super::build::{Ctx, check_name, report_plan_problems};
-use super::problem::join;
+use super::problem::{echo, join};
 
 /// `AutoUpgradeProfile` properties plus a name.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -84,7 +84,7 @@ pub(crate) fn build_profiles(
         if check_name(ctx, &dto.name, &join(&path, "name"), "auto-upgrade profile")
             && let Some(previous) = names.insert(dto.name.clone(), path.clone())
         {
-            ctx.err(join(&path, "name"), format!("profile name \"{}\" is already used at {previous}", dto.name));
+            ctx.err(join(&path, "name"), format!("profile name {} is already used at {previous}", echo(&dto.name)));
         }
         let channel = Channel::parse(&dto.channel).map_err(|e| ctx.err(join(&path, "channel"), e)).ok();
         let target_minor = match (&dto.target_kubernetes_version, channel) {
@@ -138,7 +138,7 @@ pub(crate) fn build_profiles(
             Some(other) => {
                 ctx.err(
                     join(&join(&path, "nodeImageSelection"), "type"),
-                    format!("\"{other}\" is not a profile node image selection: \"Latest\" or \"Consistent\""),
+                    format!("{} is not a profile node image selection: \"Latest\" or \"Consistent\"", echo(other)),
                 );
                 ImageSelection::Latest
             }

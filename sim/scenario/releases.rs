@@ -24,7 +24,7 @@ use crate::world::{Availability, ImageRelease, KubernetesRelease, ReleaseCalenda
 
 use super::build::Ctx;
 use super::dto::{DurationDistSchema, ScenarioDto};
-use super::problem::join;
+use super::problem::{echo, join};
 
 /// Releases with their regional availability.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -221,14 +221,17 @@ fn rollout_model(ctx: &mut Ctx, dto: Option<&RolloutDto>) -> RolloutModel {
             .map(|(i, ring)| {
                 let rp = join(&join(p, "rings"), i);
                 if ring.name.is_empty() || !names.insert(ring.name.as_str()) {
-                    ctx.err(join(&rp, "name"), format!("ring name \"{}\" is empty or used twice", ring.name));
+                    ctx.err(join(&rp, "name"), format!("ring name {} is empty or used twice", echo(&ring.name)));
                 }
                 for (k, region) in ring.regions.iter().enumerate() {
                     let region_path = join(&join(&rp, "regions"), k);
                     if !is_region_name(region) {
-                        ctx.err(&region_path, format!("\"{region}\" is not an Azure region name like \"westeurope\""));
+                        ctx.err(
+                            &region_path,
+                            format!("{} is not an Azure region name like \"westeurope\"", echo(region)),
+                        );
                     } else if let Some(previous) = placed.insert(region, region_path.clone()) {
-                        ctx.err(&region_path, format!("region \"{region}\" is already in a ring at {previous}"));
+                        ctx.err(&region_path, format!("region {} is already in a ring at {previous}", echo(region)));
                     }
                 }
                 let offset =
@@ -279,7 +282,7 @@ fn rollout_release(
             let names: Vec<&str> = model.rings.iter().map(|r| r.name.as_str()).collect();
             ctx.err(
                 join(&pp, "beforeRing"),
-                format!("no rollout ring \"{}\"; the rings are {}", p.before_ring, super::build::quoted(&names)),
+                format!("no rollout ring {}; the rings are {}", echo(&p.before_ring), super::build::quoted(&names)),
             );
         }
         let duration = ctx.duration(&p.duration, &join(&pp, "duration"));
@@ -392,12 +395,12 @@ fn image_series(ctx: &mut Ctx, calendar: &mut ReleaseCalendar, dto: &ImageSeries
     if NodeImageVersion::parse(&format!("{}-1.0", dto.family)).is_err() || dto.family.ends_with('-') {
         ctx.err(
             join(path, "family"),
-            format!("\"{}\" is not an image family like \"AKSUbuntu-2204gen2containerd\"", dto.family),
+            format!("{} is not an image family like \"AKSUbuntu-2204gen2containerd\"", echo(&dto.family)),
         );
     } else if dto.family.starts_with("AKSWindows") && windows_build(&dto.family).is_none() {
         ctx.err(
             join(path, "family"),
-            format!("Windows family \"{}\" names no known OS build (2019, 2022, 23H2 or 2025)", dto.family),
+            format!("Windows family {} names no known OS build (2019, 2022, 23H2 or 2025)", echo(&dto.family)),
         );
     }
     let first = ctx.time(&dto.first, &join(path, "first"));

@@ -24,7 +24,7 @@ use crate::world::{Availability, DurationDist, ImageRelease, KubernetesRelease, 
 
 use super::build::Ctx;
 use super::dto::DurationDistSchema;
-use super::problem::join;
+use super::problem::{echo, join};
 use super::releases::series_version;
 
 /// `releases.stream`: releases generated from the scenario start to `until`.
@@ -212,8 +212,10 @@ fn check_families(ctx: &mut Ctx, families: &BTreeSet<String>, windows: bool, pat
         let probe = series_version(family, ctx.start).and_then(|v| NodeImageVersion::parse(&v).ok());
         match probe {
             Some(v) if v.is_windows() == windows => {}
-            _ => ctx
-                .err(path, format!("\"{family}\" is not a {} image family", if windows { "Windows" } else { "Linux" })),
+            _ => ctx.err(
+                path,
+                format!("{} is not a {} image family", echo(family), if windows { "Windows" } else { "Linux" }),
+            ),
         }
     }
 }

@@ -6,7 +6,7 @@
 //! statistics. The files are written to temporaries and renamed, so a kill leaves the old ones or the
 //! new ones, never half of one.
 
-use std::fs::File;
+use fs_err::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -338,7 +338,7 @@ impl Temporary {
         let file = self.writer.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         drop(file);
-        std::fs::rename(&self.temporary, &self.target)
+        fs_err::rename(&self.temporary, &self.target)
     }
 }
 

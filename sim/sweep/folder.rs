@@ -13,8 +13,8 @@
 //! manifest, `points.csv`, the journal records), never from memory ([`super::finish`]). An
 //! uninterrupted run, a resumed run and a merge of shards therefore write the same bytes.
 
+use fs_err as fs;
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -281,21 +281,21 @@ pub const LOCK: &str = ".fleetsim-sweep.lock";
 /// dropped, and by the system when the process dies).
 #[derive(Debug)]
 pub struct FolderLock {
-    _file: fs::File,
+    _file: std::fs::File,
 }
 
 impl FolderLock {
     /// Locks `dir` (which must exist) or says that another process holds it.
     pub fn take(dir: &Path) -> Result<FolderLock, SweepError> {
         let path = dir.join(LOCK);
-        let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
         match file.try_lock() {
             Ok(()) => Ok(FolderLock { _file: file }),
-            Err(fs::TryLockError::WouldBlock) => Err(SweepError::Conflict(format!(
+            Err(std::fs::TryLockError::WouldBlock) => Err(SweepError::Conflict(format!(
                 "{} is being written by another fleetsim process; wait for it to finish, or give this one another --out (shards take one folder each)",
                 dir.display()
             ))),
-            Err(fs::TryLockError::Error(e)) => {
+            Err(std::fs::TryLockError::Error(e)) => {
                 Err(SweepError::Io(io::Error::new(e.kind(), format!("{}: cannot lock: {e}", path.display()))))
             }
         }

@@ -12,7 +12,7 @@
 //! (point, replication) order ([`super::finish`]), so finished folders are byte-identical however they
 //! were produced.
 
-use std::fs::{File, OpenOptions};
+use fs_err::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -137,7 +137,7 @@ impl Journal {
 
 /// Reads a journal without changing it (a torn last line is ignored).
 pub fn read(path: &Path, cells: usize) -> io::Result<Contents> {
-    let bytes = std::fs::read(path)?;
+    let bytes = fs_err::read(path)?;
     let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     let mut contents = parse(&bytes[..complete], cells);
     contents.torn_bytes = bytes.len() - complete;

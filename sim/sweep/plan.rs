@@ -7,7 +7,7 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -16,7 +16,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::engine::rng::mix64;
-use crate::scenario::{self, Problem, Scenario, ScenarioDto};
+use crate::scenario::shape::{self, Shape};
+use crate::scenario::{self, Problem, Scenario, problem};
+use crate::text::{cut, echo, echo_value};
 
 use super::dto::{ParameterDto, RangeDto, SampleDto, ScenarioSourceDto, SweepDto};
 use super::metrics::Metric;
@@ -56,7 +58,7 @@ impl SweepProblem {
 impl fmt::Display for SweepProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let path = if self.path.is_empty() { "/" } else { &self.path };
-        write!(f, "{}: {path}: {}", self.file, self.message)
+        write!(f, "{}: {}: {}", problem::clean(&self.file), problem::clean(path), problem::clean(&self.message))
     }
 }
 
@@ -232,9 +234,63 @@ impl SweepPlan {
     }
 }
 
-/// Whether a JSON text looks like a sweep file rather than a scenario: an object with `parameters`.
+/// What kind of input file a text is, told by its top-level keys alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// An object with `parameters`.
+    Sweep,
+    /// An object with `start` and without `parameters`.
+    Scenario,
+    /// Anything else (invalid as either).
+    Unknown,
+}
+
+/// Tells a sweep from a scenario by the top-level keys. Values are skipped, not parsed (serde_json
+/// skips them without recursion), so no value, however deeply nested or malformed, hides a key
+/// written before it.
+pub fn file_kind(text: &str) -> FileKind {
+    use std::cell::Cell;
+
+    struct Keys<'a> {
+        parameters: &'a Cell<bool>,
+        start: &'a Cell<bool>,
+    }
+    impl<'de> serde::de::Visitor<'de> for Keys<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                match key.as_str() {
+                    "parameters" => self.parameters.set(true),
+                    "start" => self.start.set(true),
+                    _ => {}
+                }
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let (parameters, start) = (Cell::new(false), Cell::new(false));
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    // A syntax error after the keys that tell still leaves the kind known.
+    let _ = serde::Deserializer::deserialize_map(&mut deserializer, Keys { parameters: &parameters, start: &start });
+    match (parameters.get(), start.get()) {
+        (true, _) => FileKind::Sweep,
+        (false, true) => FileKind::Scenario,
+        (false, false) => FileKind::Unknown,
+    }
+}
+
+/// Whether a JSON text is a sweep file rather than a scenario: an object with `parameters`.
 pub fn is_sweep_text(text: &str) -> bool {
-    serde_json::from_str::<Value>(text).is_ok_and(|v| v.get("parameters").is_some())
+    file_kind(text) == FileKind::Sweep
+}
+
+/// Whether a JSON text is a scenario file: an object with `start` and without `parameters`.
+pub fn is_scenario_text(text: &str) -> bool {
+    file_kind(text) == FileKind::Scenario
 }
 
 /// Reads, parses and validates a sweep file, including every point's scenario.
@@ -246,29 +302,37 @@ pub fn load(path: &Path) -> Result<SweepPlan, Vec<SweepProblem>> {
     from_text(&text, &file, &base_dir)
 }
 
+/// The shape of sweep files: the schema `fleetsim schema sweep` prints.
+static SHAPE: LazyLock<Shape> = LazyLock::new(Shape::of::<SweepDto>);
+
 /// Parses and validates sweep text. `file` names it in problems; a scenario path in it is relative to
 /// `base_dir`.
 pub fn from_text(text: &str, file: &str, base_dir: &Path) -> Result<SweepPlan, Vec<SweepProblem>> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let dto: SweepDto = serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
-        let pointer = scenario::pointer_of(e.path());
-        let inner = e.into_inner();
-        let message = match inner.classify() {
-            serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                format!("malformed JSON: {inner}")
-            }
-            _ => inner.to_string(),
-        };
-        vec![SweepProblem::new(file, pointer, message)]
-    })?;
-    Checker { file, problems: Vec::new() }.plan(&dto, base_dir)
+    let located = |p: Problem| SweepProblem::new(file, p.path, p.message);
+    let value = scenario::parse_json(text).map_err(|p| vec![located(p)])?;
+    let problems = SHAPE.check(&value);
+    if !problems.is_empty() {
+        return Err(collapse_sweep(problems.into_iter().map(located).collect()));
+    }
+    let dto: SweepDto = serde_path_to_error::deserialize(&value)
+        .map_err(|e| vec![SweepProblem::new(file, scenario::pointer_of(e.path()), scenario::NOT_ACCEPTED)])?;
+    Checker { file, problems: Vec::new() }.plan(&dto, base_dir).map_err(collapse_sweep)
+}
+
+/// Collapses repeated problems ("… and 99,999 more like this"), as for scenarios.
+fn collapse_sweep(problems: Vec<SweepProblem>) -> Vec<SweepProblem> {
+    problem::collapse(
+        problems,
+        |p| (p.path.as_str(), p.message.as_str()),
+        |p, message| SweepProblem::new(&p.file, p.path.clone(), message),
+    )
 }
 
 /// Writes `value` at `pointer`: the pointer names an existing value (replaced) or a new member of an
 /// existing object (added). Arrays are never extended, so a point cannot silently add a stage.
 pub fn set_pointer(doc: &mut Value, pointer: &str, value: Value) -> Result<(), String> {
     if !pointer.starts_with('/') {
-        return Err(format!("\"{pointer}\" is not a JSON Pointer: it must start with '/'"));
+        return Err(format!("{} is not a JSON Pointer: it must start with '/'", echo(pointer)));
     }
     if let Some(target) = doc.pointer_mut(pointer) {
         *target = value;
@@ -300,9 +364,10 @@ fn explain_missing(doc: &Value, pointer: &str) -> String {
         };
         let Some(next) = next else {
             return match current {
-                Value::Object(_) => format!("{} has no member \"{}\"", display_pointer(&walked), unescape(token)),
+                Value::Object(_) => format!("{} has no member {}", display_pointer(&walked), echo(&unescape(token))),
                 Value::Array(list) => format!(
-                    "{pointer}: \"{token}\" is not an index of the array at {} ({} items)",
+                    "{pointer}: {} is not an index of the array at {} ({} items)",
+                    echo(token),
                     display_pointer(&walked),
                     list.len()
                 ),
@@ -341,8 +406,7 @@ pub fn value_text(value: &Value) -> String {
 
 /// Parses and validates scenario JSON the way `fleetsim run` does with a file.
 pub fn build_value(value: &Value, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    let dto: ScenarioDto = serde_path_to_error::deserialize(value)
-        .map_err(|e| vec![Problem::new(scenario::pointer_of(e.path()), e.into_inner().to_string())])?;
+    let dto = scenario::dto_from_value(value)?;
     scenario::build::build(&dto, seed_override)
 }
 
@@ -429,10 +493,8 @@ impl Checker<'_> {
     }
 
     fn check_name(&mut self, name: &str) {
-        if name.trim().is_empty() {
-            self.err("/name", "the sweep needs a name");
-        } else if name.contains(['/', '\\']) || name == "." || name == ".." {
-            self.err("/name", format!("\"{name}\" cannot name an output folder (no '/' or '\\')"));
+        if let Some(problem) = scenario::build::folder_name_problem(name, "sweep", "an output folder") {
+            self.err("/name", problem);
         }
     }
 
@@ -453,14 +515,15 @@ impl Checker<'_> {
                         return None;
                     }
                 };
-                match serde_json::from_str::<Value>(&text) {
+                match scenario::parse_json(&text) {
                     Ok(value @ Value::Object(_)) => Some(Base { value, file: shown, prefix: String::new() }),
-                    Ok(_) => {
-                        self.problems.push(SweepProblem::new(&shown, "", "a scenario must be a JSON object"));
+                    Ok(other) => {
+                        let message = format!("a scenario must be a JSON object, not {}", shape::what_is(&other));
+                        self.problems.push(SweepProblem::new(&shown, "", message));
                         None
                     }
-                    Err(e) => {
-                        self.problems.push(SweepProblem::new(&shown, "", format!("malformed JSON: {e}")));
+                    Err(p) => {
+                        self.problems.push(SweepProblem::new(&shown, p.path, p.message));
                         None
                     }
                 }
@@ -492,14 +555,14 @@ impl Checker<'_> {
         for (i, name) in names.iter().enumerate() {
             match Metric::from_name(name) {
                 Some(m) if chosen.contains(&m) && m != Metric::RunState => {
-                    self.err(format!("/metrics/{i}"), format!("\"{name}\" is listed twice"));
+                    self.err(format!("/metrics/{i}"), format!("{} is listed twice", echo(name)));
                 }
                 Some(m) => chosen.push(m),
                 None => {
                     let known: Vec<&str> = Metric::ALL.iter().map(|m| m.name()).collect();
                     self.err(
                         format!("/metrics/{i}"),
-                        format!("\"{name}\" is not a metric; known: {}", known.join(", ")),
+                        format!("{} is not a metric; known: {}", echo(name), known.join(", ")),
                     );
                 }
             }
@@ -517,7 +580,7 @@ impl Checker<'_> {
             None | Some("cartesian") => Combine::Cartesian,
             Some("zip") => Combine::Zip,
             Some(other) => {
-                self.err("/combine", format!("\"{other}\" is not one of \"cartesian\", \"zip\""));
+                self.err("/combine", format!("{} is not one of \"cartesian\", \"zip\"", echo(other)));
                 Combine::Cartesian
             }
         }
@@ -528,7 +591,7 @@ impl Checker<'_> {
             "random" => SampleMethod::Random,
             "latinHypercube" => SampleMethod::LatinHypercube,
             other => {
-                self.err("/sample/method", format!("\"{other}\" is not one of \"random\", \"latinHypercube\""));
+                self.err("/sample/method", format!("{} is not one of \"random\", \"latinHypercube\"", echo(other)));
                 return None;
             }
         };
@@ -579,9 +642,9 @@ impl Checker<'_> {
         if name.trim().is_empty() {
             self.err(field, "a parameter name cannot be empty");
         } else if RESERVED_COLUMNS.contains(&name) || Metric::from_name(name).is_some() || name == "runFailed" {
-            self.err(field, format!("\"{name}\" is an output column already; choose another name"));
+            self.err(field, format!("{} is an output column already; choose another name", echo(name)));
         } else if earlier.iter().any(|p| p.name == name) {
-            self.err(field, format!("two parameters are named \"{name}\""));
+            self.err(field, format!("two parameters are named {}", echo(name)));
         }
     }
 
@@ -720,7 +783,7 @@ impl Checker<'_> {
                         .map(|pr| {
                             let message = format!(
                                 "value {} at {}: scenario {}: {}",
-                                value,
+                                echo_value(value),
                                 parameter.pointer,
                                 if pr.path.is_empty() { "/" } else { &pr.path },
                                 pr.message
@@ -766,7 +829,7 @@ impl Checker<'_> {
                         let described: Vec<String> = parameters
                             .iter()
                             .zip(values)
-                            .map(|(pa, v)| format!("{}={}", pa.name, value_text(v)))
+                            .map(|(pa, v)| format!("{}={}", cut(&pa.name), cut(&value_text(v))))
                             .collect();
                         problems
                             .iter()
@@ -857,5 +920,13 @@ mod tests {
         assert!(is_sweep_text(r#"{"name": "s", "parameters": []}"#));
         assert!(!is_sweep_text(r#"{"name": "s", "start": "2026-01-01T00:00:00Z"}"#));
         assert!(!is_sweep_text("not json"));
+        assert!(is_scenario_text(r#"{"name": "s", "start": "2026-01-01T00:00:00Z"}"#));
+        assert!(!is_scenario_text(r#"{"name": "s", "start": "x", "parameters": []}"#));
+        // Neither a deeply nested value nor a syntax error after the keys hides them.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(is_sweep_text(&format!(r#"{{"deep": {deep}, "parameters": [], "name": "s"}}"#)));
+        assert!(is_scenario_text(&format!(r#"{{"start": "x", "deep": {deep}, "members": [,]}}"#)));
+        assert!(is_sweep_text(r#"{"parameters": [], "name": "#));
+        assert_eq!(file_kind("[]"), FileKind::Unknown);
     }
 }

@@ -273,12 +273,12 @@ pub fn write_charts(dir: &Path) -> Result<(), SweepError> {
         }
     };
     let mut drawn = Vec::new();
-    std::fs::create_dir_all(dir.join("charts"))?;
+    fs_err::create_dir_all(dir.join("charts"))?;
     for spec in &specs {
         let chart =
             draw(spec).map_err(|e| SweepError::Conflict(format!("cannot draw chart {}: {e:#}", spec.file_stem)))?;
         for (path, bytes) in chart.files(&spec.file_stem) {
-            std::fs::write(dir.join("charts").join(path), bytes)?;
+            fs_err::write(dir.join("charts").join(path), bytes)?;
         }
         let title = match &spec.data {
             ChartData::Line { title, .. } | ChartData::Heatmap { title, .. } | ChartData::Pareto { title, .. } => {
@@ -290,6 +290,6 @@ pub fn write_charts(dir: &Path) -> Result<(), SweepError> {
     let (header, table) = index_table(&points, &rows);
     let named: Vec<(&str, &charts::Chart)> = drawn.iter().map(|(t, c)| (t.as_str(), c)).collect();
     let page = html::sweep_index_html(&format!("Sweep {}", manifest.sweep), &header, &table, &named);
-    std::fs::write(dir.join("index.html"), page)?;
+    fs_err::write(dir.join("index.html"), page)?;
     Ok(())
 }

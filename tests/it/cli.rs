@@ -196,3 +196,212 @@ fn the_readme_example_is_a_valid_scenario() {
         panic!("README example is invalid: {problems:#?}");
     }
 }
+
+/// Writes `text` as `name` in a fresh folder and runs `fleetsim validate` on it.
+fn validate_text(name: &str, text: &str) -> (tempfile::TempDir, String, i32, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(name);
+    std::fs::write(&file, text).unwrap();
+    let shown = file.to_str().unwrap().to_string();
+    let (code, _, stderr) = fleetsim(&["validate", &shown], dir.path());
+    let lines = stderr.lines().map(|l| l.strip_prefix(&format!("{shown}: ")).unwrap_or(l).to_string()).collect();
+    (dir, shown, code, lines)
+}
+
+const START: &str = r#""start": "2026-03-02T00:00:00Z""#;
+
+#[test]
+fn every_problem_of_shape_is_reported_in_one_pass() {
+    let text = format!(
+        r#"{{"name": "x", {START}, "colour": "red", "settings": ["10m"],
+            "members": [{{"name": "m1", "region": "westeurope", "kubernetesVersion": "1.32.4", "sise": 3}}]}}"#
+    );
+    let (_dir, _, code, lines) = validate_text("bad.json", &text);
+    assert_eq!(code, 2);
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    assert!(
+        lines[0].starts_with("/colour: unknown field \"colour\"; the fields here are $schema, name,"),
+        "{lines:#?}"
+    );
+    assert_eq!(lines[1], "/settings: must be an object, not an array [\"10m\"]");
+    assert!(lines[2].starts_with("/members/0/sise: unknown field \"sise\"; the fields here are name, region"));
+}
+
+#[test]
+fn types_are_described_in_the_api_s_terms_not_rust_s() {
+    let text = format!(
+        r#"{{"name": "x", {START}, "seed": "seven",
+            "members": [{{"name": "m1", "region": "westeurope", "kubernetesVersion": "1.32.4",
+                "nodePools": [{{"name": "a", "maxSurge": {{"x": 1}}}}]}}],
+            "memberGenerators": [{{"count": 2, "kubernetesVersions": {{"1.32.4": 1}}, "nodePools": {{"count": []}}}}],
+            "updateStrategies": {{"s": {{"stages": [{{"name": "a", "memberSelector": "env=prod", "afterStageWaitInSeconds": "1h"}}]}}}}}}"#
+    );
+    let (_dir, _, code, lines) = validate_text("bad.json", &text);
+    assert_eq!(code, 2);
+    assert_eq!(
+        lines,
+        [
+            "/seed: must be a whole number ≥ 0, not the string \"seven\"",
+            "/members/0/nodePools/0/maxSurge: must be a string or a whole number, such as \"25%\" or \"3\", not an object {\"x\":1}",
+            "/memberGenerators/0/nodePools/count: must be a whole number, an object with min and max, an object with median and p90 or an object of numbers, not an empty array",
+            "/updateStrategies/s/stages/0/memberSelector: must be an object with byLabel, not the string \"env=prod\"",
+            "/updateStrategies/s/stages/0/afterStageWaitInSeconds: must be a whole number of seconds, not the string \"1h\"",
+        ]
+    );
+    for line in &lines {
+        for internal in ["untagged", "Dto", "u64", "expected struct", "invalid length"] {
+            assert!(!line.contains(internal), "{line}");
+        }
+    }
+}
+
+#[test]
+fn arrays_are_not_objects_and_missing_fields_are_named() {
+    let (_dir, _, code, lines) = validate_text("top.json", "[]");
+    assert_eq!(code, 2);
+    assert_eq!(lines, ["/: must be an object with name and start, not an empty array"]);
+    let text = format!(r#"{{"name": "x", {START}, "members": [{{"name": "m1", "region": "westeurope"}}]}}"#);
+    let (_dir, _, code, lines) = validate_text("missing.json", &text);
+    assert_eq!(code, 2);
+    assert_eq!(lines, ["/members/0/kubernetesVersion: missing; this field is required: a string"]);
+}
+
+#[test]
+fn echoed_values_are_escaped_and_cut() {
+    let long = "Q".repeat(5000);
+    let text = format!(
+        r#"{{"name": "x", {START}, "members": [{{"name": "bad\n\u001b[31mname", "region": "{long}", "kubernetesVersion": "1.32.4"}}]}}"#
+    );
+    let (_dir, _, code, lines) = validate_text("echo.json", &text);
+    assert_eq!(code, 2);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(lines[0].starts_with(r#"/members/0/name: member "bad\n\u{1b}[31mname" is not a valid name"#), "{lines:#?}");
+    assert!(lines[1].starts_with(&format!("/members/0/region: \"{}…\" is not an Azure region", "Q".repeat(80))));
+    assert!(lines.iter().all(|l| !l.chars().any(char::is_control) && l.len() < 300), "{lines:#?}");
+}
+
+#[test]
+fn pointers_are_rfc_6901_and_generated_members_are_named_in_the_message() {
+    let text = format!(
+        r#"{{"name": "x", {START}, "memberGenerators": [{{"count": 3, "namePattern": "Bad_{{index}}", "kubernetesVersions": {{"1.32.4": 1}}}}],
+            "members": [{{"name": "m1", "region": "westeurope", "kubernetesVersion": "1.32.4", "labels": {{"a/b~c": "x y"}}}}]}}"#
+    );
+    let (_dir, _, code, lines) = validate_text("pointers.json", &text);
+    assert_eq!(code, 2);
+    // The key `a/b~c` is written `a~1b~0c` in a pointer.
+    assert!(lines[0].starts_with("/members/0/labels/a~1b~0c: the name \"b~c\" of label key \"a/b~c\""), "{lines:#?}");
+    assert!(lines[1].starts_with("/members/0/labels/a~1b~0c: label value \"x y\" must be empty"), "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with(
+            "/memberGenerators/0/namePattern: generated member 1 (\"Bad_1\", /name): member \"Bad_1\" is not a valid name"
+        )),
+        "{lines:#?}"
+    );
+    for line in &lines {
+        let pointer = line.split(": ").next().unwrap();
+        assert!(fleetsim::scenario::problem::is_pointer(pointer) && !pointer.contains(' '), "{line}");
+    }
+}
+
+#[test]
+fn names_that_cannot_name_a_folder_are_invalid() {
+    let long = "a".repeat(256);
+    for (name, expected) in [
+        ("..", "\"..\" cannot name a report folder: it names a folder that exists already"),
+        (".", "\".\" cannot name a report folder"),
+        ("a\\nb", "\"a\\nb\" cannot name a report folder: no control characters"),
+        ("nul\\u0000", "cannot name a report folder: no control characters"),
+        ("CON", "\"CON\" cannot name a report folder: Windows reserves it for a device"),
+        ("com1.json", "Windows reserves it"),
+        ("a/b", "cannot name a report folder: no '/' or '\\'"),
+        (long.as_str(), "a scenario name of 256 bytes cannot name a report folder: at most 200"),
+    ] {
+        let text = format!(r#"{{"name": "{name}", {START}}}"#);
+        let (dir, file, code, lines) = validate_text("names.json", &text);
+        assert_eq!(code, 2, "{name}: {lines:?}");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("/name: ") && lines[0].contains(expected), "{name}: {lines:?}");
+        let (code, _, _) = fleetsim(&["run", &file, "-q"], dir.path());
+        assert_eq!(code, 2);
+        assert!(!dir.path().join("reports").exists());
+    }
+    let sweep = r#"{"name": "CON", "scenario": "base.json", "parameters": [{"pointer": "/seed", "values": [1]}], "replications": 1}"#;
+    let (_dir, _, code, lines) = validate_text("sweep.json", sweep);
+    assert_eq!(code, 2);
+    assert!(
+        lines.contains(&"/name: \"CON\" cannot name an output folder: Windows reserves it for a device".to_string()),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn sweep_of_a_scenario_says_to_use_run_and_deep_values_do_not_hide_the_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = root().join("scenarios/quickstart.json");
+    let (code, _, stderr) = fleetsim(&["sweep", scenario.to_str().unwrap(), "--out", "never"], dir.path());
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        format!("{}: a scenario file: run it with `fleetsim run {}`", scenario.display(), scenario.display())
+    );
+    assert!(!dir.path().join("never").exists());
+    // A value nested far deeper than serde_json parses does not make a sweep look like a scenario.
+    let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    let file = dir.path().join("deep.json");
+    std::fs::write(&file, format!(r#"{{"name": "s", "description": {deep}, "parameters": [], "replications": 1}}"#))
+        .unwrap();
+    let (code, _, stderr) = fleetsim(&["run", file.to_str().unwrap()], dir.path());
+    assert_eq!(code, 2);
+    assert!(stderr.contains("a sweep file: run it with `fleetsim sweep"), "{stderr}");
+    let (code, _, stderr) = fleetsim(&["validate", file.to_str().unwrap()], dir.path());
+    assert_eq!(code, 2);
+    assert!(stderr.contains("malformed JSON: values nested more than 128 levels deep at line 1"), "{stderr}");
+}
+
+#[test]
+fn repeated_problems_collapse() {
+    let generator = r#"{"count": 20000, "kubernetesVersions": {"1.32.4": 1}}"#;
+    let text = format!(r#"{{"name": "dup", {START}, "memberGenerators": [{generator}, {generator}]}}"#);
+    let (_dir, _, code, lines) = validate_text("dup.json", &text);
+    assert_eq!(code, 2);
+    assert_eq!(
+        lines,
+        [
+            "/memberGenerators/1: member \"member-00001\" (generated member 1) is defined twice (also as generated member 1 of /memberGenerators/0)",
+            "/memberGenerators/1: … and 19,999 more like this",
+        ]
+    );
+}
+
+#[test]
+fn sweep_files_report_every_problem_of_shape_too() {
+    let sweep = format!(
+        r#"{{"name": "s", "replication": 2, "parameters": {{"pointer": "/seed"}},
+            "scenario": {{"name": "b", {START}, "seed": -3}}}}"#
+    );
+    let (_dir, _, code, lines) = validate_text("sweep.json", &sweep);
+    assert_eq!(code, 2);
+    assert_eq!(
+        lines,
+        [
+            "/replication: unknown field \"replication\"; did you mean \"replications\"?",
+            "/parameters: must be an array of objects with pointer, not an object {\"pointer\":\"/seed\"}",
+            "/scenario/seed: must be a whole number ≥ 0, not the number -3",
+            "/replications: missing; this field is required: a whole number ≥ 0",
+        ]
+    );
+}
+
+#[test]
+fn io_errors_of_a_sweep_name_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let out = blocker.join("sweep");
+    let sweep = root().join("scenarios/sweep-concurrency.json");
+    let (code, _, stderr) =
+        fleetsim(&["sweep", sweep.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"], dir.path());
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.starts_with("error: ") && stderr.contains(&format!("`{}", blocker.display())), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&blocker).unwrap(), "not a folder");
+}

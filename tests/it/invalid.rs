@@ -51,11 +51,11 @@ fn merge_by_index(target: &mut serde_json::Value, patch: serde_json::Value) {
 /// `(case, patch or whole text, expected "path: message" line fragments)`.
 const CASES: &[(&str, &str, &[&str])] = &[
     ("malformed JSON", "{\"name\": \"x\",", &["malformed JSON"]),
-    ("wrong type", r#"{"seed": "seven"}"#, &["/seed: invalid type: string \"seven\", expected u64"]),
+    ("wrong type", r#"{"seed": "seven"}"#, &["/seed: must be a whole number ≥ 0, not the string \"seven\""]),
     (
         "unknown field",
         r#"{"settings": {"hoizon": "1d"}}"#,
-        &["/settings/hoizon: unknown field `hoizon`, expected one of `horizon`"],
+        &["/settings/hoizon: unknown field \"hoizon\"; did you mean \"horizon\"?"],
     ),
     ("bad start time", r#"{"start": "yesterday"}"#, &["/start: \"yesterday\" is not an RFC 3339 time"]),
     (

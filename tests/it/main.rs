@@ -5,6 +5,7 @@ mod support;
 mod cli;
 mod conformance;
 mod determinism;
+mod fuzz;
 mod invalid;
 mod outputs;
 mod properties;

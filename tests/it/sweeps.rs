@@ -183,7 +183,7 @@ fn problems_name_the_sweep_field() {
     let cases = [
         (
             sweep_text(2).replace("\"replications\"", "\"replication\""),
-            "sweep.json: /replication: unknown field `replication`",
+            "sweep.json: /replication: unknown field \"replication\"; did you mean \"replications\"?",
         ),
         (sweep_text(0), "sweep.json: /replications: 0 replications: give 1–1000000"),
         (sweep_text(2).replace("base.json", "missing.json"), "sweep.json: /scenario: cannot read the scenario file"),

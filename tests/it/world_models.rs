@@ -1085,7 +1085,7 @@ fn invalid_world_sections_name_their_fields() {
         ),
         (
             json!({"members": [{"name": "a1", "region": "eastus", "kubernetesVersion": "1.32.4", "durations": {"linuxNodeBatch": {"median": "10m"}}}]}),
-            "/members/0/durations/linuxNodeBatch",
+            "/members/0/durations/linuxNodeBatch/p90",
         ),
     ];
     for (extra, path) in cases {
