@@ -364,12 +364,13 @@ fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
                     lines.extend(warnings);
                     continue;
                 }
+                let count = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
                 say!(
-                    "{}: valid scenario \"{}\" ({} members, {} runs)",
+                    "{}: valid scenario \"{}\" ({}, {})",
                     file.display(),
                     s.name,
-                    s.fleet.len(),
-                    s.runs.len()
+                    count(s.fleet.len(), "member", "members"),
+                    count(s.runs.len(), "run", "runs")
                 );
                 warn.check(warnings)?;
             }
