@@ -161,7 +161,7 @@ pub fn critical_paths(scenario: &Scenario, result: &SimResult) -> Vec<CriticalPa
 
 /// Whether a `Pending` note is about a closed maintenance window (the world's wording; everything
 /// else that makes a member `Pending` is a release not yet in its region).
-fn pending_kind(note: &Note) -> PendingKind {
+pub(crate) fn pending_kind(note: &Note) -> PendingKind {
     match note.message.as_deref() {
         Some(m) if m.starts_with("maintenance window") => PendingKind::Window,
         _ => PendingKind::Availability,
@@ -584,7 +584,7 @@ fn stage_text(p: &StagePath) -> String {
         parts.push((p.other.0, format!("{} stopped or halted", span(p.other.0)), None));
     }
     // Largest first; equal parts keep the order above.
-    parts.sort_by(|a, b| b.0.cmp(&a.0));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
     let mut text = format!("{} {}", p.name, span(p.total.0));
     if p.done.is_none() {
         text.push_str(" (not done)");
