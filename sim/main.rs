@@ -277,6 +277,7 @@ fn print_run_summary(
         scenario.fleet.len(),
         result.end
     )];
+    let paths = report::critical::critical_paths(scenario, result);
     for (r, run) in result.runs.iter().enumerate().take(RUNS_SHOWN) {
         let total: usize = run.stages.iter().flat_map(|s| s.groups.iter()).map(|g| g.members.len()).sum();
         let completed = report::tables::count_state(run, fleetsim::orchestrator::UpdateState::Completed);
@@ -289,6 +290,7 @@ fn print_run_summary(
             makespan.unwrap_or_else(|| "never started".to_string()),
             run.failure_count
         ));
+        lines.extend(paths[r].lines().into_iter().map(|l| format!("    {l}")));
         if let Some(blocked) = report::summary::blocked(run, &result.specs[r]) {
             lines.push(format!("    {}", blocked.text));
         }

@@ -171,6 +171,7 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
     let mut body = String::new();
     header_section(&mut body, ctx, &summary);
     warnings_section(&mut body, &summary);
+    critical_section(&mut body, &summary);
     // Profiles come first: with many generated runs, they are the roll-up a reviewer reads first.
     autoupgrade_section(&mut body, &summary, profile_charts);
     summary_section(&mut body, &summary);
@@ -205,6 +206,78 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
         env!("CARGO_PKG_VERSION")
     );
     page(&format!("fleetsim report: {}", ctx.scenario.name), &body)
+}
+
+/// Runs whose critical path the page shows; `summary.json` has every run's.
+const CRITICAL_RUNS_SHOWN: usize = 12;
+
+/// "Where the time went": each run's critical path, in the words the console prints, above the charts.
+fn critical_section(out: &mut String, summary: &Summary) {
+    if summary.runs.is_empty() {
+        return;
+    }
+    out.push_str("<section class=\"critical\" id=\"critical-path\">\n<h2>Where the time went</h2>\n");
+    for run in summary.runs.iter().take(CRITICAL_RUNS_SHOWN) {
+        let path = &run.critical_path;
+        let makespan = run.makespan_hours.map_or("never started".to_string(), |h| format!("{h:.1} h"));
+        let _ = writeln!(
+            out,
+            "<h3>Run {}: {} after {}</h3>\n<ul>",
+            escape(&run.name),
+            escape(run.state),
+            escape(&makespan)
+        );
+        let mut lines = path.lines();
+        if let Some(b) = &run.blocked_on {
+            lines.push(b.text.clone());
+        }
+        for line in lines {
+            let _ = writeln!(out, "<li>{}</li>", escape(&line));
+        }
+        out.push_str("</ul>\n");
+        for stage in &path.stages {
+            if stage.last_to_finish.is_empty() {
+                continue;
+            }
+            let _ = writeln!(out, "<details><summary>Last to finish in stage {}</summary>", escape(&stage.name));
+            let header: Vec<String> =
+                ["member", "region", "state", "start", "end", "started after h", "why late", "Pending h"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+            let rows: Vec<Vec<String>> = stage
+                .last_to_finish
+                .iter()
+                .map(|m| {
+                    vec![
+                        m.member.clone(),
+                        m.region.clone(),
+                        m.state.to_string(),
+                        m.start.clone(),
+                        m.end.clone(),
+                        hours_text(super::summary::hours(m.started_after.0)),
+                        m.reason.to_string(),
+                        hours_text(super::summary::hours(m.pending.0)),
+                    ]
+                })
+                .collect();
+            table(out, &header, &rows);
+            out.push_str("</details>\n");
+        }
+    }
+    if summary.runs.len() > CRITICAL_RUNS_SHOWN {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">… and {} more runs: <a href=\"summary.json\">summary.json</a> has the critical path \
+             of every run (<code>criticalPath</code>).</p>",
+            summary.runs.len() - CRITICAL_RUNS_SHOWN
+        );
+    }
+    out.push_str(
+        "<p class=\"meta\">Each stage's time from reached to done, split by what held it: members upgrading; when none \
+         was, members Pending for a closed maintenance window or a release not yet in their region; then gates \
+         and the after-stage wait.</p>\n</section>\n",
+    );
 }
 
 /// Warnings first: a reviewer should not read a `Completed` run without knowing its canary stage
@@ -243,7 +316,7 @@ fn header_section(out: &mut String, ctx: &ReportContext, summary: &Summary) {
     let autoupgrade = if summary.profiles.is_empty() { "" } else { "<a href=\"#autoupgrade\">Auto-upgrade</a>" };
     let _ = writeln!(
         out,
-        "<nav>{autoupgrade}<a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#stages\">Stages</a>\
+        "<nav><a href=\"#critical-path\">Where the time went</a>{autoupgrade}<a href=\"#summary\">Summary</a><a href=\"#charts\">Charts</a><a href=\"#stages\">Stages</a>\
          <a href=\"#failures\">Failures</a><a href=\"#members\">Members</a></nav>",
     );
 }

@@ -5,6 +5,7 @@
 //! the report [`MARKER`] is replaced, unless the caller says otherwise.
 
 pub mod charts;
+pub mod critical;
 pub mod html;
 pub mod profiles;
 pub mod status;

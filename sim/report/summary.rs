@@ -61,6 +61,8 @@ pub struct RunSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked_on: Option<Blocked>,
     pub stages: Vec<StageSummary>,
+    /// Where the run's time went, stage by stage, and what ended it.
+    pub critical_path: super::critical::CriticalPath,
 }
 
 /// `blockedOn`: why an unfinished run makes no progress.
@@ -148,7 +150,7 @@ pub fn blocked(run: &UpdateRun, spec: &RunSpec) -> Option<Blocked> {
 }
 
 /// A gate's display name in quotes, else its type and position ("Approval gate before stage \"prod\"").
-fn gate_description(run: &UpdateRun, r: GateRef) -> String {
+pub(crate) fn gate_description(run: &UpdateRun, r: GateRef) -> String {
     let gate = run.gate(r);
     if let Some(name) = &gate.config.display_name {
         return format!("\"{name}\"");
@@ -214,11 +216,13 @@ pub fn hours(seconds: i64) -> f64 {
 
 pub fn summary(ctx: &ReportContext) -> Summary {
     let result = ctx.result;
+    let paths = super::critical::critical_paths(ctx.scenario, result);
     let runs = result
         .runs
         .iter()
         .enumerate()
-        .map(|(r, run)| {
+        .zip(paths)
+        .map(|((r, run), critical_path)| {
             let total: usize = run.stages.iter().flat_map(|s| s.groups.iter()).map(|g| g.members.len()).sum();
             let by_state =
                 UpdateState::ALL.iter().map(|s| (s.api_name(), count_state(run, *s))).filter(|(_, n)| *n > 0).collect();
@@ -275,6 +279,7 @@ pub fn summary(ctx: &ReportContext) -> Summary {
                             .collect(),
                     })
                     .collect(),
+                critical_path,
             }
         })
         .collect();

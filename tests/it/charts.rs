@@ -394,3 +394,19 @@ fn the_curated_example_renders_the_files_committed_under_reports_example() {
     let total: usize = files.values().map(|b| b.len()).sum();
     assert!(total < 1_000_000, "the example stays small: {total} B");
 }
+
+#[test]
+fn each_pending_reason_has_its_own_colour_and_the_pending_chart_one_unit_per_axis() {
+    let text = std::fs::read_to_string(crate::support::root().join("scenarios/example.json")).unwrap();
+    let (s, r) = crate::support::run(&text);
+    let charts = fleetsim::report::charts::run::run_charts(&fleetsim::report::ReportContext::new(&s, &r)).unwrap();
+    let svg = |name: &str| charts.iter().find(|c| c.name == name).unwrap().chart.svg.clone();
+    let gantt = svg("gantt");
+    assert!(gantt.contains("Pending: window closed") && gantt.contains("Pending: release not in region"));
+    // Amber for windows, violet for availability; the failure orange is not a Pending colour.
+    assert!(gantt.contains("#E69F00") && gantt.contains("#8E6BC4"), "both Pending colours drawn");
+    let pending = svg("pending");
+    assert!(pending.contains("member-hours Pending (window closed, release not in region)"));
+    assert!(pending.contains("hours (gates Pending, after-stage waits)"));
+    assert!(!pending.contains("#D55E00"), "availability is not drawn in the failure colour");
+}

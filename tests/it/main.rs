@@ -4,6 +4,7 @@ mod support;
 
 mod cli;
 mod conformance;
+mod critical;
 mod determinism;
 mod fuzz;
 mod invalid;

@@ -16,7 +16,11 @@ use super::{DrawResult, FAMILY};
 pub const COMPLETED: RGBColor = RGBColor(0x00, 0x9E, 0x73);
 pub const FAILED: RGBColor = RGBColor(0xD5, 0x5E, 0x00);
 pub const RUNNING: RGBColor = RGBColor(0x00, 0x72, 0xB2);
+/// Pending (any reason, and for a closed maintenance window): amber.
 pub const PENDING: RGBColor = RGBColor(0xE6, 0x9F, 0x00);
+/// Pending because the release has not reached the member's region: violet, apart from every other
+/// state's colour (the failure orange among them).
+pub const AVAILABILITY: RGBColor = RGBColor(0x8E, 0x6B, 0xC4);
 pub const SKIPPED: RGBColor = RGBColor(0x99, 0x99, 0x99);
 pub const GATE: RGBColor = RGBColor(0xCC, 0x79, 0xA7);
 pub const WAIT: RGBColor = RGBColor(0x56, 0xB4, 0xE9);

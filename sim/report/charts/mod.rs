@@ -12,6 +12,7 @@
 //! - [`tracks`]: member state histories derived from the timeline, which the run charts draw.
 
 mod draw;
+mod glyphs;
 pub mod profiles;
 pub mod run;
 pub mod sweep;
@@ -92,7 +93,9 @@ pub(crate) fn render(figure: &impl Figure) -> anyhow::Result<Chart> {
     }
     let mut rgb = vec![255u8; w as usize * h as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        let font =
+            ab_glyph::FontRef::try_from_slice(FONT).context("the bundled DejaVu Sans font could not be loaded")?;
+        let root = glyphs::GlyphBackend::new(BitMapBackend::with_buffer(&mut rgb, (w, h)), font).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
         figure.draw(&root).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
         root.present().map_err(|e| anyhow!("finishing PNG chart: {e}"))?;

@@ -253,14 +253,19 @@ fn stage_items(stage: &StageRt, until: Time) -> Vec<Item> {
     items
 }
 
-fn member_items(changes: &tracks::Changes, until: Time, failure_code: Option<&str>) -> Vec<Item> {
+fn member_items(
+    changes: &tracks::Changes,
+    until: Time,
+    failure_code: Option<&str>,
+    availability: impl Fn(Time) -> bool,
+) -> Vec<Item> {
     let mut items = Vec::new();
     for span in tracks::spans(changes, until) {
         match span.state {
             UpdateState::Pending => items.push(Item::Bar {
                 from: span.from.0,
                 to: span.to.0,
-                color: draw::PENDING,
+                color: if availability(span.from) { draw::AVAILABILITY } else { draw::PENDING },
                 thickness: PENDING_THICKNESS,
                 offset: 0.0,
             }),
@@ -327,7 +332,7 @@ impl Gantt {
             }
             for s in 0..run.stages.len() {
                 band += 1;
-                Self::stage_rows(ctx, run, s, &track.members[s], track.until, frame, mode, band, &mut rows);
+                Self::stage_rows(ctx, run, s, track, frame, mode, band, &mut rows);
             }
         }
         let total = rows.len();
@@ -355,7 +360,8 @@ impl Gantt {
         }
         let mut legend: Vec<(String, RGBColor, Mark)> = match mode {
             GanttMode::Members => vec![
-                ("Pending".into(), draw::PENDING, Mark::Thin),
+                ("Pending: window closed".into(), draw::PENDING, Mark::Thin),
+                ("Pending: release not in region".into(), draw::AVAILABILITY, Mark::Thin),
                 ("Running, then Completed".into(), draw::COMPLETED, Mark::Swatch),
                 ("Running, then Failed".into(), draw::FAILED, Mark::Swatch),
                 ("Running at the end".into(), draw::RUNNING, Mark::Swatch),
@@ -388,13 +394,13 @@ impl Gantt {
         ctx: &ReportContext,
         run: &UpdateRun,
         s: usize,
-        histories: &[Vec<tracks::Changes>],
-        until: Time,
+        track: &tracks::RunTracks,
         frame: &Frame,
         mode: GanttMode,
         band: usize,
         rows: &mut Vec<Row>,
     ) {
+        let (histories, until, availability) = (&track.members[s], track.until, &track.availability);
         let stage = &run.stages[s];
         let mut items = stage_items(stage, until);
         let label = match mode {
@@ -434,7 +440,8 @@ impl Gantt {
             for (i, member) in group.members.iter().enumerate() {
                 let name = &ctx.scenario.fleet[member.id.index()].name;
                 let code = (member.state == UpdateState::Failed).then_some(member.note.code.as_deref()).flatten();
-                let items = member_items(&histories[g][i], until, code);
+                let slot = crate::orchestrator::Slot { stage: s as u16, group: g as u16, index: i as u32 };
+                let items = member_items(&histories[g][i], until, code, |t| availability.contains(&(slot, t)));
                 rows.push(Row { label: name.clone(), indent: 3, band, rule: false, items });
             }
         }
@@ -898,7 +905,7 @@ struct Pending {
 
 const REASONS: [(&str, RGBColor); 4] = [
     ("maintenance window closed", draw::PENDING),
-    ("release not yet in region", draw::FAILED),
+    ("release not yet in region", draw::AVAILABILITY),
     ("gates Pending", draw::GATE),
     ("after-stage waits", draw::WAIT),
 ];
@@ -928,7 +935,8 @@ impl Pending {
 
 impl Figure for Pending {
     fn size(&self) -> (u32, u32) {
-        (WIDTH, 150 + 30 * self.bars.len().max(4) as u32)
+        // Two panels, one unit each: member-hours (windows, availability) and hours (gates, waits).
+        (WIDTH, 230 + 30 * self.bars.len().max(4) as u32)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
@@ -937,10 +945,9 @@ impl Figure for Pending {
         if self.bars.is_empty() {
             return draw::empty_note(&area, "no update run");
         }
-        let max = self.bars.iter().map(|b| b.1).fold(0.0, f64::max);
-        let x_hi = if max > 0.0 { max * 1.18 } else { 1.0 };
-        let (x_ticks, x_step) = draw::nice_ticks(0.0, x_hi, 10, 0.0);
-        let n = self.bars.len() as f64;
+        let (members, gates): (Vec<_>, Vec<_>) = self.bars.iter().enumerate().partition(|(i, _)| i % 4 < 2);
+        let members: Vec<&(String, f64, RGBColor)> = members.into_iter().map(|(_, b)| b).collect();
+        let gates: Vec<&(String, f64, RGBColor)> = gates.into_iter().map(|(_, b)| b).collect();
         let label_style = draw::anchored(draw::font(12.0), HPos::Right, VPos::Center);
         let label_px = self
             .bars
@@ -952,35 +959,53 @@ impl Figure for Pending {
             .unwrap_or(100)
             .clamp(100, 420)
             + 20;
-        let mut chart = ChartBuilder::on(&area)
-            .margin_right(40)
-            .margin_bottom(8)
-            .x_label_area_size(46)
-            .y_label_area_size(label_px)
-            .build_cartesian_2d(Axis::new(0.0..x_hi, x_ticks), Axis::new(0.0..n, Vec::new()))?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .bold_line_style(draw::GRID)
-            .x_label_formatter(&|v| draw::number_label(*v, x_step))
-            .x_label_style(draw::font(12.0))
-            .x_desc("hours")
-            .axis_desc_style(draw::font(13.0))
-            .draw()?;
-        let value_style = draw::anchored(draw::font(12.0), HPos::Left, VPos::Center);
-        for (i, (label, value, color)) in self.bars.iter().enumerate() {
-            let top_y = n - i as f64;
-            chart.draw_series(std::iter::once(Rectangle::new(
-                [(0.0, top_y - 0.2), (*value, top_y - 0.8)],
-                color.filled(),
-            )))?;
-            let (px, py) = chart.backend_coord(&(*value, top_y - 0.5));
-            root.draw(&Text::new(format!("{} h", draw::short_number(*value)), (px + 6, py), value_style.clone()))?;
-            let (ax, _) = chart.backend_coord(&(0.0, top_y - 0.5));
-            let text = draw::fit_text(root, label, &label_style, label_px - 20);
-            root.draw(&Text::new(text, (ax - 8, py), label_style.clone()))?;
-        }
-        Ok(())
+        let (_, h) = area.dim_in_pixel();
+        let first = (h as usize * members.len() / self.bars.len().max(1)).max(1) as u32;
+        let (upper, lower) = area.split_vertically(first + 20);
+        bar_panel(root, &upper, &members, label_px, "member-hours Pending (window closed, release not in region)")?;
+        bar_panel(root, &lower, &gates, label_px, "hours (gates Pending, after-stage waits)")
     }
+}
+
+/// One panel of horizontal bars with its own axis and unit.
+fn bar_panel<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    bars: &[&(String, f64, RGBColor)],
+    label_px: u32,
+    unit: &str,
+) -> DrawResult<DB> {
+    let max = bars.iter().map(|b| b.1).fold(0.0, f64::max);
+    let x_hi = if max > 0.0 { max * 1.18 } else { 1.0 };
+    let (x_ticks, x_step) = draw::nice_ticks(0.0, x_hi, 10, 0.0);
+    let n = bars.len() as f64;
+    let label_style = draw::anchored(draw::font(12.0), HPos::Right, VPos::Center);
+    let mut chart = ChartBuilder::on(area)
+        .margin_right(40)
+        .margin_bottom(8)
+        .x_label_area_size(46)
+        .y_label_area_size(label_px)
+        .build_cartesian_2d(Axis::new(0.0..x_hi, x_ticks), Axis::new(0.0..n, Vec::new()))?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .bold_line_style(draw::GRID)
+        .x_label_formatter(&|v| draw::number_label(*v, x_step))
+        .x_label_style(draw::font(12.0))
+        .x_desc(unit)
+        .axis_desc_style(draw::font(13.0))
+        .draw()?;
+    let value_style = draw::anchored(draw::font(12.0), HPos::Left, VPos::Center);
+    for (i, (label, value, color)) in bars.iter().map(|b| (&b.0, b.1, b.2)).enumerate() {
+        let top_y = n - i as f64;
+        chart
+            .draw_series(std::iter::once(Rectangle::new([(0.0, top_y - 0.2), (value, top_y - 0.8)], color.filled())))?;
+        let (px, py) = chart.backend_coord(&(value, top_y - 0.5));
+        root.draw(&Text::new(format!("{} h", draw::short_number(value)), (px + 6, py), value_style.clone()))?;
+        let (ax, _) = chart.backend_coord(&(0.0, top_y - 0.5));
+        let text = draw::fit_text(root, label, &label_style, label_px - 20);
+        root.draw(&Text::new(text, (ax - 8, py), label_style.clone()))?;
+    }
+    Ok(())
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::engine::Time;
-use crate::orchestrator::{Entity, UpdateRun, UpdateState};
+use crate::orchestrator::{Entity, PendingKind, Slot, UpdateRun, UpdateState};
 use crate::simulation::SimResult;
 
 /// A member's state changes in time order: from each change's time on, the member is in that
@@ -15,6 +15,9 @@ pub type Changes = Vec<(Time, UpdateState)>;
 #[derive(Clone, Debug)]
 pub struct RunTracks {
     pub members: Vec<Vec<Vec<Changes>>>,
+    /// `Pending` spells that began because the release had not reached the member's region, by
+    /// (slot, start); every other `Pending` spell waits for a maintenance window.
+    pub availability: std::collections::BTreeSet<(Slot, Time)>,
     /// Where open spans end: the run's completion if it finished (a `Failed` run moves no member
     /// after it stops), else the end of the simulation.
     pub until: Time,
@@ -42,6 +45,7 @@ pub fn run_tracks(result: &SimResult) -> Vec<RunTracks> {
                 .map(|s| s.groups.iter().map(|g| vec![Vec::new(); g.members.len()]).collect())
                 .collect(),
             until: run_until(result, run),
+            availability: Default::default(),
         })
         .collect();
     for row in &result.timeline {
@@ -55,6 +59,12 @@ pub fn run_tracks(result: &SimResult) -> Vec<RunTracks> {
             .and_then(|g| g.get_mut(slot.index as usize));
         if let Some(changes) = member {
             changes.push((row.time, row.transition.to));
+            if row.transition.to == UpdateState::Pending
+                && crate::report::critical::pending_kind(&row.transition.note) == PendingKind::Availability
+                && let Some(t) = tracks.get_mut(row.run as usize)
+            {
+                t.availability.insert((slot, row.time));
+            }
         }
     }
     for (run, track) in result.runs.iter().zip(&mut tracks) {
@@ -191,7 +201,7 @@ mod tests {
     use UpdateState::*;
 
     fn track(histories: Vec<Changes>, until: i64) -> RunTracks {
-        RunTracks { members: vec![vec![histories]], until: Time(until) }
+        RunTracks { members: vec![vec![histories]], until: Time(until), availability: Default::default() }
     }
 
     #[test]
