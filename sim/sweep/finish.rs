@@ -569,7 +569,7 @@ mod tests {
         // mean difference is 2 and its interval is tight around it.
         let replications: Vec<u64> = (0..100).collect();
         let reference: Vec<Option<f64>> = replications.iter().map(|r| Some((*r % 7) as f64 * 3.0)).collect();
-        let noise = |r: u64| if r % 2 == 0 { 0.5 } else { -0.5 };
+        let noise = |r: u64| if r.is_multiple_of(2) { 0.5 } else { -0.5 };
         let point: Vec<Option<f64>> =
             replications.iter().map(|r| Some((*r % 7) as f64 * 3.0 + 2.0 + noise(*r))).collect();
         let p = paired(&replications, &point, &replications, &reference, Some(true)).unwrap();

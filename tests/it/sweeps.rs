@@ -754,7 +754,7 @@ fn time_to_upgraded_is_empty_for_runs_that_never_get_there() {
         } else {
             stopped += 1;
             assert_eq!(t100, "", "replication {replication}: {state} run has no time to 100 %");
-            if cells[column(Metric::DetectionHours)] != "" {
+            if !cells[column(Metric::DetectionHours)].is_empty() {
                 let d: f64 = cells[column(Metric::DetectionHours)].parse().unwrap();
                 assert!(d >= 0.0);
             }
