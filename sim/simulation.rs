@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::autoupgrade::{self, Decision, Trigger};
 use crate::engine::{EventQueue, Phase, SeedTree, Time};
 use crate::fleet::{KubernetesVersion, MemberId, NodeImageVersion};
-use crate::orchestrator::{Command, GateRef, Note, Outcome, RunId, Slot, Timer, Transition, UpdateRun};
+use crate::orchestrator::{Command, GateRef, Note, Outcome, RunId, Slot, Timer, Transition, UpdateRun, UpdateState};
 use crate::scenario::{ActionKind, RunSpec, Scenario};
 use crate::world::{ReleaseCalendar, UpgradeRecord, World};
 
@@ -38,6 +38,19 @@ pub struct TimelineRow {
     pub transition: Transition,
 }
 
+/// What a replication tells about one run's safety: how many members a bad release could reach,
+/// when one first broke a member, and when the run halted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunFacts {
+    /// Members of the run a release marked bad is at risk for (`World::at_risk`), counted when the
+    /// run first starts.
+    pub at_risk: u32,
+    /// The first failure caused by a release marked bad.
+    pub first_bad_failure: Option<Time>,
+    /// The first instant the run was `Stopping`, `Stopped` or `Failed`: it starts no member then.
+    pub halted_at: Option<Time>,
+}
+
 /// Everything a replication produced.
 #[derive(Clone, Debug)]
 pub struct SimResult {
@@ -50,6 +63,8 @@ pub struct SimResult {
     pub records: BTreeMap<(RunId, Slot), UpgradeRecord>,
     /// Members that received a release marked bad, per run (blast radius).
     pub bad_release_members: Vec<BTreeSet<MemberId>>,
+    /// Per run: what the sweep metrics about bad releases and halts need.
+    pub run_facts: Vec<RunFacts>,
     /// Every version change of every member, in time order (recorded with the timeline).
     pub version_changes: Vec<VersionChange>,
     /// What each auto-upgrade profile did, in profile order.
@@ -209,6 +224,7 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
         queue: EventQueue::with_capacity(1024),
         records: BTreeMap::new(),
         bad_release_members: vec![BTreeSet::new(); scenario.runs.len()],
+        run_facts: vec![RunFacts::default(); scenario.runs.len()],
         version_changes: Vec::new(),
         profiles,
         triggers,
@@ -252,6 +268,7 @@ struct Sim<'a> {
     queue: EventQueue<Event>,
     records: BTreeMap<(RunId, Slot), UpgradeRecord>,
     bad_release_members: Vec<BTreeSet<MemberId>>,
+    run_facts: Vec<RunFacts>,
     version_changes: Vec<VersionChange>,
     profiles: Vec<ProfileOutcome>,
     triggers: Vec<Vec<Trigger>>,
@@ -332,6 +349,7 @@ impl Sim<'_> {
             selected_images,
             records: self.records,
             bad_release_members: self.bad_release_members,
+            run_facts: self.run_facts,
             version_changes: self.version_changes,
             profiles: self.profiles,
             timeline: self.timeline,
@@ -346,6 +364,9 @@ impl Sim<'_> {
         match event {
             Event::MemberDone { run, slot, member, outcome } => {
                 let record = self.world.finish_upgrade(run, member, &outcome, now);
+                if record.failed_by_bad_release && matches!(outcome, Outcome::Failed(_)) {
+                    self.run_facts[run as usize].first_bad_failure.get_or_insert(now);
+                }
                 if self.runs.len() > 1 && (record.to_version != record.from_version || !record.pools.is_empty()) {
                     for other in 0..self.runs.len() {
                         if other != run as usize && self.runs[other].member_changed(member, now) {
@@ -383,6 +404,8 @@ impl Sim<'_> {
                     .iter()
                     .flat_map(|s| s.groups.iter().flat_map(|g| g.members.iter().map(|m| m.id)))
                     .collect();
+                self.run_facts[run as usize].at_risk =
+                    members.iter().filter(|m| self.world.at_risk(run, **m)).count() as u32;
                 self.world.run_started(run, &members, now);
             }
             Ok(()) => {}
@@ -512,6 +535,7 @@ impl Sim<'_> {
         ));
         self.specs.push(run_spec);
         self.bad_release_members.push(BTreeSet::new());
+        self.run_facts.push(RunFacts::default());
         self.armed_polls.push(None);
         self.profiles[profile].runs.push(id);
         self.start_run(id, now, "by its auto-upgrade profile");
@@ -539,6 +563,12 @@ impl Sim<'_> {
 
     fn end_instant(&mut self, run: RunId, now: Time) {
         let r = &mut self.runs[run as usize];
+        let facts = &mut self.run_facts[run as usize];
+        if facts.halted_at.is_none()
+            && matches!(r.state, UpdateState::Stopping | UpdateState::Stopped | UpdateState::Failed)
+        {
+            facts.halted_at = Some(now);
+        }
         r.flush(&mut self.transitions);
         self.timeline.extend(self.transitions.drain(..).map(|transition| TimelineRow { time: now, run, transition }));
         if let Some(at) = r.next_poll_after(now) {

@@ -58,8 +58,10 @@ pub enum PendingKind {
 /// The answer to "may this candidate start now?" (SEMANTICS §5.5).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Verdict {
-    /// a/b: `Skipped`, no slot used.
+    /// a (and validation skips): `Skipped`, no slot used.
     Skip(Note),
+    /// b: already at the target: `Skipped`, no slot used.
+    AtTarget(Note),
     /// c/d: `Pending`; `recheck_at` is the earliest instant the answer could change (`None`: never by
     /// itself), so polls before it can be skipped without changing any outcome.
     Pending { kind: PendingKind, note: Note, recheck_at: Option<Time> },
@@ -107,7 +109,7 @@ pub fn examine(facts: &mut dyn Facts, run: RunId, member: MemberId, now: Time) -
         return Verdict::Skip(note);
     }
     if let Some(note) = facts.already_at_target(run, member, now) {
-        return Verdict::Skip(note);
+        return Verdict::AtTarget(note);
     }
     if let Some(note) = facts.validation_skip(run, member) {
         return Verdict::Skip(note);

@@ -200,6 +200,8 @@ pub struct MemberRt {
     pub note: Note,
     pub pending_kind: Option<PendingKind>,
     pub attempts: u32,
+    /// `Skipped` because it was already at the target (SEMANTICS §5.5 b), not by a user or a rule.
+    pub at_target: bool,
     pending_since: Time,
     pub(super) recheck_at: Option<Time>,
     pub(super) last_examined: Option<Time>,
@@ -1100,6 +1102,11 @@ impl UpdateRun {
                     self.mark_member_skipped(slot, note, now);
                     *skipped_any = true;
                 }
+                Verdict::AtTarget(note) => {
+                    self.mark_member_skipped(slot, note, now);
+                    self.stages[s].groups[g].members[i as usize].at_target = true;
+                    *skipped_any = true;
+                }
                 Verdict::Pending { kind, note, recheck_at } => {
                     self.mark_member_pending(slot, kind, note, recheck_at, now)
                 }
@@ -1568,6 +1575,7 @@ impl MemberRt {
             note: Note::default(),
             pending_kind: None,
             attempts: 0,
+            at_target: false,
             pending_since: Time(0),
             recheck_at: None,
             last_examined: None,
@@ -1695,6 +1703,7 @@ fn build_group(
             note: Note::default(),
             pending_kind: None,
             attempts: 0,
+            at_target: false,
             pending_since: Time(0),
             recheck_at: None,
             last_examined: None,

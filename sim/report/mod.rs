@@ -7,6 +7,7 @@
 pub mod charts;
 pub mod critical;
 pub mod html;
+pub mod outcome;
 pub mod profiles;
 pub mod status;
 pub mod summary;

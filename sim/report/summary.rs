@@ -56,6 +56,23 @@ pub struct RunSummary {
     pub after_stage_wait_hours: f64,
     /// Members that received a release marked bad before the run stopped.
     pub blast_radius: usize,
+    /// Members of the run a release marked bad was at risk for.
+    pub at_risk_members: u32,
+    /// `blastRadius / atRiskMembers` (null when nothing was at risk).
+    pub blast_radius_fraction: Option<f64>,
+    /// Hours from the first failure a bad release caused to the run's halt (null if it did not halt
+    /// after one).
+    pub detection_hours: Option<f64>,
+    /// Hours from the start until 50 / 90 / 100 % of the run's members were at the target (null if
+    /// never: not the time of a failure or of the horizon).
+    #[serde(rename = "hoursTo50PctUpgraded")]
+    pub hours_to_50_pct_upgraded: Option<f64>,
+    #[serde(rename = "hoursTo90PctUpgraded")]
+    pub hours_to_90_pct_upgraded: Option<f64>,
+    #[serde(rename = "hoursTo100PctUpgraded")]
+    pub hours_to_100_pct_upgraded: Option<f64>,
+    /// The run stopped or failed though no release marked bad was at risk (null when one was).
+    pub false_halt: Option<bool>,
     pub peak_concurrency: u32,
     /// What a run that is not finished waits for, and since when (SEMANTICS §5.9).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -235,6 +252,7 @@ pub fn summary(ctx: &ReportContext) -> Summary {
                 }
             }
             let makespan = run.start_time.map(|s| hours((run.completed_time.unwrap_or(result.end) - s).as_seconds()));
+            let outcome = super::outcome::run_outcome(result, r);
             RunSummary {
                 name: run.name.clone(),
                 state: run.state.api_name(),
@@ -250,7 +268,14 @@ pub fn summary(ctx: &ReportContext) -> Summary {
                     gate: hours(run.stats.gate_pending_seconds),
                 },
                 after_stage_wait_hours: hours(run.stats.wait_seconds),
-                blast_radius: result.bad_release_members[r].len(),
+                blast_radius: outcome.blast_radius,
+                at_risk_members: outcome.at_risk,
+                blast_radius_fraction: outcome.blast_radius_fraction,
+                detection_hours: outcome.detection_hours,
+                hours_to_50_pct_upgraded: outcome.hours_to_upgraded[0],
+                hours_to_90_pct_upgraded: outcome.hours_to_upgraded[1],
+                hours_to_100_pct_upgraded: outcome.hours_to_upgraded[2],
+                false_halt: outcome.false_halt,
                 peak_concurrency: run.stats.peak_running,
                 blocked_on: blocked(run, &result.specs[r]),
                 stages: run

@@ -44,11 +44,16 @@ pub struct SweepDto {
     /// Metrics to collect (default: all). `runState` is always collected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("items" = {"enum": [
-        "makespanHours", "hoursTo50PctDone", "hoursTo90PctDone", "hoursTo100PctDone", "failedMembers",
-        "runState", "blastRadius", "pendingWindowHours", "pendingAvailabilityHours", "pendingGateHours",
-        "peakConcurrency"
+        "hoursTo50PctUpgraded", "hoursTo90PctUpgraded", "hoursTo100PctUpgraded", "falseHalt", "blastRadius",
+        "blastRadiusFraction", "detectionHours", "runState", "failedMembers", "makespanHours",
+        "hoursTo50PctDone", "hoursTo90PctDone", "hoursTo100PctDone", "pendingWindowHours",
+        "pendingAvailabilityHours", "pendingGateHours", "peakConcurrency"
     ]}))]
     pub metrics: Option<Vec<String>>,
+    /// The point every other is compared with in `paired.csv`: parameter names and their values, e.g.
+    /// `{"earlyConcurrency": 5}` (the first point that has them). Default: the first point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Map<String, Value>>,
 }
 
 /// A path to a scenario file (relative to the sweep file), or the scenario itself.

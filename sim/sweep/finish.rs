@@ -11,7 +11,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::SweepError;
-use super::folder::{JOURNAL, Manifest, PointTable, RESULTS_CSV, RUN_FAILED, SUMMARY_CSV, Shard};
+use super::folder::{JOURNAL, Manifest, PAIRED_CSV, PointTable, RESULTS_CSV, RUN_FAILED, SUMMARY_CSV, Shard};
 use super::journal::JobRecord;
 use super::metrics::Metric;
 use super::stats::{self, Summary};
@@ -81,9 +81,18 @@ impl JobIndex {
 
     /// The records in job order, read back from the journals.
     fn records(&self, cells: usize) -> io::Result<impl Iterator<Item = io::Result<JobRecord>> + '_> {
+        self.records_of(cells, 0..self.locations.len())
+    }
+
+    /// The records of the jobs in `jobs`, in job order.
+    fn records_of(
+        &self,
+        cells: usize,
+        jobs: std::ops::Range<usize>,
+    ) -> io::Result<impl Iterator<Item = io::Result<JobRecord>> + '_> {
         let mut files: Vec<File> = self.files.iter().map(File::open).collect::<io::Result<_>>()?;
         let mut buffer = Vec::new();
-        Ok(self.locations.iter().map(move |location| {
+        Ok(self.locations[jobs].iter().map(move |location| {
             assert!(*location != MISSING, "finishing needs every job");
             let file = &mut files[location.file as usize];
             file.seek(SeekFrom::Start(location.offset))?;
@@ -131,23 +140,35 @@ pub fn incomplete(found: u64, expected: u64) -> SweepError {
     ))
 }
 
-/// Writes `results.csv`, `summary.csv` and the sorted journal of a whole sweep into `dir`.
+/// Writes `results.csv`, `summary.csv`, `paired.csv` and the sorted journal of a whole sweep into
+/// `dir`.
 pub fn write_finals(dir: &Path, manifest: &Manifest, points: &PointTable, index: &JobIndex) -> Result<(), SweepError> {
     if index.found != manifest.jobs {
         return Err(incomplete(index.found, manifest.jobs));
     }
     let metrics: Vec<Metric> = manifest.metrics();
+    let cells = metrics.len();
+    // The reference point's values, read first: every point is paired with them.
+    let reference_point = manifest.reference.min(manifest.points.saturating_sub(1));
+    let mut reference = PointStats::new(reference_point, cells);
+    let first = (reference_point * manifest.replications) as usize;
+    for record in index.records_of(cells, first..first + manifest.replications as usize)? {
+        reference.add(&record?, &metrics);
+    }
     let mut journal = Temporary::create(&dir.join(JOURNAL))?;
     let mut results = csv::Writer::from_writer(Temporary::create(&dir.join(RESULTS_CSV))?);
     let mut summary = csv::Writer::from_writer(Temporary::create(&dir.join(SUMMARY_CSV))?);
+    let mut paired = csv::Writer::from_writer(Temporary::create(&dir.join(PAIRED_CSV))?);
     results.write_record(results_header(manifest, points)).map_err(csv_error)?;
     summary.write_record(summary_header(points)).map_err(csv_error)?;
-    let mut point = PointStats::new(0, metrics.len());
-    for record in index.records(metrics.len())? {
+    paired.write_record(paired_header(points)).map_err(csv_error)?;
+    let mut point = PointStats::new(0, cells);
+    for record in index.records(cells)? {
         let record = record?;
         if record.point != point.point {
             write_summary(&mut summary, points, &metrics, &point)?;
-            point = PointStats::new(record.point, metrics.len());
+            write_paired(&mut paired, points, &metrics, &point, &reference)?;
+            point = PointStats::new(record.point, cells);
         }
         journal.writer.write_all(record.to_line().as_bytes())?;
         let (seed, values) = &points.rows[record.point as usize];
@@ -161,11 +182,14 @@ pub fn write_finals(dir: &Path, manifest: &Manifest, points: &PointTable, index:
         point.add(&record, &metrics);
     }
     write_summary(&mut summary, points, &metrics, &point)?;
+    write_paired(&mut paired, points, &metrics, &point, &reference)?;
     let results = results.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
     let summary = summary.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
+    let paired = paired.into_inner().map_err(|e| io::Error::other(e.to_string()))?;
     // The journal last: until it is sorted, a rerun finishes again and writes the same bytes.
     results.commit()?;
     summary.commit()?;
+    paired.commit()?;
     journal.commit()?;
     Ok(())
 }
@@ -182,12 +206,46 @@ fn results_header(manifest: &Manifest, points: &PointTable) -> Vec<String> {
     header
 }
 
-const SUMMARY_COLUMNS: [&str; 10] = ["run", "metric", "n", "mean", "sd", "ci95_low", "ci95_high", "p50", "p90", "p99"];
+/// After `point` and the parameters. `reached`: the fraction of the run's replications in which the
+/// metric had a value (every statistic after it is over those replications).
+pub const SUMMARY_COLUMNS: [&str; 20] = [
+    "run",
+    "metric",
+    "n",
+    "reached",
+    "mean",
+    "sd",
+    "ci95_low",
+    "ci95_high",
+    "p50",
+    "p50_low",
+    "p50_high",
+    "p90",
+    "p90_low",
+    "p90_high",
+    "p95",
+    "p95_low",
+    "p95_high",
+    "p99",
+    "p99_low",
+    "p99_high",
+];
 
 fn summary_header(points: &PointTable) -> Vec<String> {
     let mut header = vec!["point".to_string()];
     header.extend(points.parameters.iter().cloned());
     header.extend(SUMMARY_COLUMNS.map(String::from));
+    header
+}
+
+/// After `point` and the parameters: the point minus the reference, replication by replication.
+pub const PAIRED_COLUMNS: [&str; 8] =
+    ["run", "metric", "reference", "n", "mean_diff", "ci95_low", "ci95_high", "p_better"];
+
+fn paired_header(points: &PointTable) -> Vec<String> {
+    let mut header = vec!["point".to_string()];
+    header.extend(points.parameters.iter().cloned());
+    header.extend(PAIRED_COLUMNS.map(String::from));
     header
 }
 
@@ -200,10 +258,17 @@ struct PointStats {
 
 struct RunValues {
     name: String,
-    /// Per metric: the numeric values (empty cells left out).
-    values: Vec<Vec<f64>>,
-    /// Per replication of this run: whether it ended `Failed`.
-    failed: Vec<bool>,
+    /// The replications this run has rows in, ascending.
+    replications: Vec<u64>,
+    /// Per metric, per replication of `replications`: the number (`runState`: 1 when `Failed`);
+    /// `None` for an empty cell.
+    values: Vec<Vec<Option<f64>>>,
+}
+
+impl RunValues {
+    fn present(&self, metric: usize) -> Vec<f64> {
+        self.values[metric].iter().flatten().copied().collect()
+    }
 }
 
 impl PointStats {
@@ -217,20 +282,27 @@ impl PointStats {
                 Some(i) => i,
                 None => {
                     let values = vec![Vec::new(); self.metrics];
-                    self.runs.push(RunValues { name: run.run.clone(), values, failed: Vec::new() });
+                    self.runs.push(RunValues { name: run.run.clone(), replications: Vec::new(), values });
                     self.runs.len() - 1
                 }
             };
             let entry = &mut self.runs[at];
+            entry.replications.push(record.replication);
             for (i, (metric, cell)) in metrics.iter().zip(&run.cells).enumerate() {
-                if !metric.is_numeric() {
-                    entry.failed.push(cell == "Failed");
-                } else if let Ok(x) = cell.parse::<f64>() {
-                    entry.values[i].push(x);
-                }
+                let value = if metric.is_numeric() {
+                    cell.parse::<f64>().ok()
+                } else {
+                    Some(if cell == "Failed" { 1.0 } else { 0.0 })
+                };
+                entry.values[i].push(value);
             }
         }
     }
+}
+
+/// The summary row's name of a metric (`runState` is summarised as `runFailed`).
+fn row_name(metric: Metric) -> &'static str {
+    if metric.is_numeric() { metric.name() } else { RUN_FAILED }
 }
 
 fn write_summary<W: Write>(
@@ -241,36 +313,122 @@ fn write_summary<W: Write>(
 ) -> Result<(), SweepError> {
     for run in &point.runs {
         for (i, metric) in metrics.iter().enumerate() {
-            let (name, summary) = if metric.is_numeric() {
-                (metric.name(), stats::summarize(&run.values[i]))
+            let values = run.present(i);
+            let summary = if metric.is_indicator() || !metric.is_numeric() {
+                stats::summarize_indicator(&values.iter().map(|v| *v != 0.0).collect::<Vec<_>>())
             } else {
-                (RUN_FAILED, stats::summarize_indicator(&run.failed))
+                stats::summarize(&values)
             };
             let mut cells = vec![point.point.to_string()];
             cells.extend(points.rows[point.point as usize].1.iter().cloned());
-            cells.extend([run.name.clone(), name.to_string()]);
-            cells.extend(summary_cells(summary));
+            cells.extend([run.name.clone(), row_name(*metric).to_string()]);
+            cells.extend(summary_cells(summary, run.replications.len()));
             w.write_record(&cells).map_err(csv_error)?;
         }
     }
     Ok(())
 }
 
-fn summary_cells(summary: Option<Summary>) -> Vec<String> {
+fn summary_cells(summary: Option<Summary>, replications: usize) -> Vec<String> {
     let Some(s) = summary else {
-        return std::iter::once("0".to_string()).chain(std::iter::repeat_n(String::new(), 7)).collect();
+        let mut cells = vec!["0".to_string(), number(0.0)];
+        cells.extend(std::iter::repeat_n(String::new(), SUMMARY_COLUMNS.len() - 4));
+        return cells;
     };
     let (low, high) = s.ci95.map_or((String::new(), String::new()), |(l, h)| (number(l), number(h)));
-    vec![
+    let mut cells = vec![
         s.n.to_string(),
+        number(s.n as f64 / replications.max(1) as f64),
         number(s.mean),
         s.sd.map(number).unwrap_or_default(),
         low,
         high,
-        number(s.p50),
-        number(s.p90),
-        number(s.p99),
-    ]
+    ];
+    for (q, (l, h)) in [s.p50, s.p90, s.p95, s.p99].into_iter().zip(s.quantile_ci) {
+        cells.extend([number(q), number(l), number(h)]);
+    }
+    cells
+}
+
+/// The paired difference of one metric between a point and the reference: over the replications in
+/// which both have a value, `point − reference`, its mean with Student's t interval, and the share
+/// of those replications in which the point is strictly better.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Paired {
+    pub n: usize,
+    pub mean_diff: f64,
+    pub ci95: Option<(f64, f64)>,
+    /// `None` for metrics that are neither better nor worse when lower.
+    pub p_better: Option<f64>,
+}
+
+/// Pairs two runs' values of one metric by replication number (both ascending).
+pub fn paired(
+    replications: &[u64],
+    values: &[Option<f64>],
+    reference_replications: &[u64],
+    reference_values: &[Option<f64>],
+    lower_is_better: Option<bool>,
+) -> Option<Paired> {
+    let mut diffs = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < replications.len() && j < reference_replications.len() {
+        match replications[i].cmp(&reference_replications[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                if let (Some(a), Some(b)) = (values[i], reference_values[j]) {
+                    diffs.push(a - b);
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let s = stats::summarize(&diffs)?;
+    let better = |d: &f64| match lower_is_better {
+        Some(true) => *d < 0.0,
+        Some(false) => *d > 0.0,
+        None => false,
+    };
+    let p_better = lower_is_better.map(|_| diffs.iter().filter(|d| better(d)).count() as f64 / diffs.len() as f64);
+    Some(Paired { n: s.n, mean_diff: s.mean, ci95: s.ci95, p_better })
+}
+
+fn write_paired<W: Write>(
+    w: &mut csv::Writer<W>,
+    points: &PointTable,
+    metrics: &[Metric],
+    point: &PointStats,
+    reference: &PointStats,
+) -> Result<(), SweepError> {
+    for run in &point.runs {
+        let Some(base) = reference.runs.iter().find(|r| r.name == run.name) else {
+            continue;
+        };
+        for (i, metric) in metrics.iter().enumerate() {
+            let better = if metric.is_numeric() { metric.lower_is_better() } else { Some(true) };
+            let pair = paired(&run.replications, &run.values[i], &base.replications, &base.values[i], better);
+            let mut cells = vec![point.point.to_string()];
+            cells.extend(points.rows[point.point as usize].1.iter().cloned());
+            cells.extend([run.name.clone(), row_name(*metric).to_string(), reference.point.to_string()]);
+            match pair {
+                None => cells.extend(["0".to_string(), String::new(), String::new(), String::new(), String::new()]),
+                Some(p) => {
+                    let (low, high) = p.ci95.map_or((String::new(), String::new()), |(l, h)| (number(l), number(h)));
+                    cells.extend([
+                        p.n.to_string(),
+                        number(p.mean_diff),
+                        low,
+                        high,
+                        p.p_better.map(number).unwrap_or_default(),
+                    ]);
+                }
+            }
+            w.write_record(&cells).map_err(csv_error)?;
+        }
+    }
+    Ok(())
 }
 
 /// Four decimals, never `-0.0000`.
@@ -286,6 +444,8 @@ pub struct SummaryRow {
     pub run: String,
     /// A metric name, or [`RUN_FAILED`].
     pub metric: String,
+    /// The fraction of the run's replications in which the metric had a value.
+    pub reached: f64,
     pub summary: Option<Summary>,
 }
 
@@ -302,20 +462,68 @@ pub fn read_summary(dir: &Path, points: &PointTable) -> Result<Vec<SummaryRow>, 
         let number = |i: usize| cell(i).parse::<f64>().ok();
         let point = record.get(0).and_then(|p| p.parse().ok()).ok_or_else(|| bad("a row without a point".into()))?;
         let n: usize = cell(2).parse().unwrap_or(0);
-        let summary = match (n, number(3), number(5), number(6)) {
+        let summary = match (n, number(4), number(6), number(7)) {
             (0, _, _, _) => None,
-            (n, Some(mean), low, high) => Some(Summary {
-                n,
-                mean,
-                sd: number(4),
-                ci95: low.zip(high),
-                p50: number(7).unwrap_or(mean),
-                p90: number(8).unwrap_or(mean),
-                p99: number(9).unwrap_or(mean),
-            }),
+            (n, Some(mean), low, high) => {
+                let q = |k: usize| number(8 + 3 * k).unwrap_or(mean);
+                let qci = |k: usize| (number(9 + 3 * k).unwrap_or(mean), number(10 + 3 * k).unwrap_or(mean));
+                Some(Summary {
+                    n,
+                    mean,
+                    sd: number(5),
+                    ci95: low.zip(high),
+                    p50: q(0),
+                    p90: q(1),
+                    p95: q(2),
+                    p99: q(3),
+                    quantile_ci: [qci(0), qci(1), qci(2), qci(3)],
+                })
+            }
             _ => return Err(bad("a row with a count but no mean".into())),
         };
-        rows.push(SummaryRow { point, run: cell(0).to_string(), metric: cell(1).to_string(), summary });
+        let reached = number(3).unwrap_or(0.0);
+        rows.push(SummaryRow { point, run: cell(0).to_string(), metric: cell(1).to_string(), reached, summary });
+    }
+    Ok(rows)
+}
+
+/// One row of `paired.csv`, as read back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairedRow {
+    pub point: usize,
+    pub run: String,
+    pub metric: String,
+    pub reference: usize,
+    pub paired: Option<Paired>,
+}
+
+/// Reads a finished folder's `paired.csv` (none in folders finished by an older fleetsim).
+pub fn read_paired(dir: &Path, points: &PointTable) -> Result<Vec<PairedRow>, SweepError> {
+    let path = dir.join(PAIRED_CSV);
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let bad = |why: String| SweepError::Conflict(format!("{}: {why}", path.display()));
+    let mut reader = csv::Reader::from_path(&path).map_err(|e| bad(e.to_string()))?;
+    let first = 1 + points.parameters.len();
+    let mut rows = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| bad(e.to_string()))?;
+        let cell = |i: usize| record.get(first + i).unwrap_or("");
+        let number = |i: usize| cell(i).parse::<f64>().ok();
+        let point = record.get(0).and_then(|p| p.parse().ok()).ok_or_else(|| bad("a row without a point".into()))?;
+        let n: usize = cell(3).parse().unwrap_or(0);
+        let paired = match (n, number(4)) {
+            (0, _) | (_, None) => None,
+            (n, Some(mean_diff)) => Some(Paired { n, mean_diff, ci95: number(5).zip(number(6)), p_better: number(7) }),
+        };
+        rows.push(PairedRow {
+            point,
+            run: cell(0).to_string(),
+            metric: cell(1).to_string(),
+            reference: cell(2).parse().unwrap_or(0),
+            paired,
+        });
     }
     Ok(rows)
 }
@@ -354,6 +562,30 @@ impl Write for Temporary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paired_interval_holds_a_known_difference() {
+        // The point is the reference plus 2 in every replication, plus noise that averages out: the
+        // mean difference is 2 and its interval is tight around it.
+        let replications: Vec<u64> = (0..100).collect();
+        let reference: Vec<Option<f64>> = replications.iter().map(|r| Some((*r % 7) as f64 * 3.0)).collect();
+        let noise = |r: u64| if r.is_multiple_of(2) { 0.5 } else { -0.5 };
+        let point: Vec<Option<f64>> =
+            replications.iter().map(|r| Some((*r % 7) as f64 * 3.0 + 2.0 + noise(*r))).collect();
+        let p = paired(&replications, &point, &replications, &reference, Some(true)).unwrap();
+        assert_eq!(p.n, 100);
+        assert!((p.mean_diff - 2.0).abs() < 1e-12, "{}", p.mean_diff);
+        let (low, high) = p.ci95.unwrap();
+        // sd of ±0.5 is 0.5025; t(99) × 0.5025 / 10 ≈ 0.0997
+        assert!((low - 1.9003).abs() < 1e-3 && (high - 2.0997).abs() < 1e-3, "{low} {high}");
+        assert_eq!(p.p_better, Some(0.0), "never lower, so never better");
+        // Pairs are made by replication: a missing value or replication drops only that pair.
+        let mut gappy = point.clone();
+        gappy[3] = None;
+        let fewer = paired(&replications[..50], &gappy[..50], &replications, &reference, None).unwrap();
+        assert_eq!((fewer.n, fewer.p_better), (49, None));
+        assert!(paired(&[], &[], &replications, &reference, Some(true)).is_none());
+    }
 
     #[test]
     fn numbers_have_four_decimals() {

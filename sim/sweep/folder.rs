@@ -30,6 +30,7 @@ pub const POINTS_DIR: &str = "points";
 pub const JOURNAL: &str = "journal.jsonl";
 pub const RESULTS_CSV: &str = "results.csv";
 pub const SUMMARY_CSV: &str = "summary.csv";
+pub const PAIRED_CSV: &str = "paired.csv";
 
 /// The summary row that turns `runState` into the probability that the run ended `Failed`.
 pub const RUN_FAILED: &str = "runFailed";
@@ -118,6 +119,9 @@ pub struct Manifest {
     pub parameters: Vec<ManifestParameter>,
     /// Columns of `results.csv` after the fixed ones, in order.
     pub metrics: Vec<String>,
+    /// The point `paired.csv` compares every point with.
+    #[serde(default)]
+    pub reference: u64,
     /// Versions of the crates that decide the random draws (pinned in `Cargo.toml`).
     pub crates: BTreeMap<String, String>,
     pub reproduce: Reproduce,
@@ -152,6 +156,7 @@ impl Manifest {
                 .map(|p| ManifestParameter { name: p.name.clone(), pointer: p.pointer.clone() })
                 .collect(),
             metrics: plan.metrics.iter().map(|m| m.name().to_string()).collect(),
+            reference: plan.reference as u64,
             crates: crate_versions(),
             reproduce: Reproduce {
                 directory: "this sweep folder".into(),

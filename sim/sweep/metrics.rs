@@ -12,24 +12,39 @@
 use std::fmt;
 
 use crate::orchestrator::{UpdateRun, UpdateState};
+use crate::report::outcome::run_outcome;
 use crate::report::summary::hours;
 use crate::simulation::SimResult;
 
-/// One collected metric. The order of [`Metric::ALL`] is the column order of the outputs.
+/// One collected metric. The order of [`Metric::ALL`] is the column order of the outputs: the
+/// figures that judge a strategy first (time to bring the release to the fleet, false halts, how far
+/// a bad release gets), makespan later, because a run that fails early has a short makespan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Metric {
+    /// Hours from the run's start until 50 % of its members were at the target (`Completed`, or
+    /// `Skipped` as already there); empty when never reached.
+    HoursTo50PctUpgraded,
+    HoursTo90PctUpgraded,
+    HoursTo100PctUpgraded,
+    /// 1 when the run stopped or failed though no release marked bad was at risk, else 0; empty when
+    /// one was at risk (a halt is then the strategy working).
+    FalseHalt,
+    /// Members that received a release marked bad before the run stopped.
+    BlastRadius,
+    /// The blast radius as a fraction of the members the bad release was at risk for.
+    BlastRadiusFraction,
+    /// Hours from the first failure a bad release caused to the run's halt.
+    DetectionHours,
+    /// The run's final state (`Completed`, `Failed`, `Stopped`, … or `Running` at the horizon).
+    RunState,
+    /// Members that ended `Failed`.
+    FailedMembers,
     /// From the run's start to its end (or to the end of the simulation if it did not finish).
     MakespanHours,
     /// Hours from the run's start until 50 % of its members that were not skipped are `Completed`.
     HoursTo50PctDone,
     HoursTo90PctDone,
     HoursTo100PctDone,
-    /// Members that ended `Failed`.
-    FailedMembers,
-    /// The run's final state (`Completed`, `Failed`, `Stopped`, … or `Running` at the horizon).
-    RunState,
-    /// Members that received a release marked bad before the run stopped.
-    BlastRadius,
     /// Member-hours `Pending` because a maintenance window was closed.
     PendingWindowHours,
     /// Member-hours `Pending` because the release had not reached the member's region.
@@ -41,14 +56,20 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 11] = [
+    pub const ALL: [Metric; 17] = [
+        Metric::HoursTo50PctUpgraded,
+        Metric::HoursTo90PctUpgraded,
+        Metric::HoursTo100PctUpgraded,
+        Metric::FalseHalt,
+        Metric::BlastRadius,
+        Metric::BlastRadiusFraction,
+        Metric::DetectionHours,
+        Metric::RunState,
+        Metric::FailedMembers,
         Metric::MakespanHours,
         Metric::HoursTo50PctDone,
         Metric::HoursTo90PctDone,
         Metric::HoursTo100PctDone,
-        Metric::FailedMembers,
-        Metric::RunState,
-        Metric::BlastRadius,
         Metric::PendingWindowHours,
         Metric::PendingAvailabilityHours,
         Metric::PendingGateHours,
@@ -58,13 +79,19 @@ impl Metric {
     /// The name used in sweep files and output headers (camelCase, like `summary.json`).
     pub fn name(self) -> &'static str {
         match self {
+            Metric::HoursTo50PctUpgraded => "hoursTo50PctUpgraded",
+            Metric::HoursTo90PctUpgraded => "hoursTo90PctUpgraded",
+            Metric::HoursTo100PctUpgraded => "hoursTo100PctUpgraded",
+            Metric::FalseHalt => "falseHalt",
+            Metric::BlastRadius => "blastRadius",
+            Metric::BlastRadiusFraction => "blastRadiusFraction",
+            Metric::DetectionHours => "detectionHours",
+            Metric::RunState => "runState",
+            Metric::FailedMembers => "failedMembers",
             Metric::MakespanHours => "makespanHours",
             Metric::HoursTo50PctDone => "hoursTo50PctDone",
             Metric::HoursTo90PctDone => "hoursTo90PctDone",
             Metric::HoursTo100PctDone => "hoursTo100PctDone",
-            Metric::FailedMembers => "failedMembers",
-            Metric::RunState => "runState",
-            Metric::BlastRadius => "blastRadius",
             Metric::PendingWindowHours => "pendingWindowHours",
             Metric::PendingAvailabilityHours => "pendingAvailabilityHours",
             Metric::PendingGateHours => "pendingGateHours",
@@ -79,6 +106,20 @@ impl Metric {
     /// Whether the metric is a number (statistics apply) rather than a state name.
     pub fn is_numeric(self) -> bool {
         self != Metric::RunState
+    }
+
+    /// Whether the metric is 0 or 1 (its mean is a probability, with Wilson's interval).
+    pub fn is_indicator(self) -> bool {
+        self == Metric::FalseHalt
+    }
+
+    /// Whether less is better (hours, members, probabilities), for paired comparisons; `None` for
+    /// figures that are neither better nor worse (peak concurrency, the state).
+    pub fn lower_is_better(self) -> Option<bool> {
+        match self {
+            Metric::RunState | Metric::PeakConcurrency => None,
+            _ => Some(true),
+        }
     }
 }
 
@@ -104,9 +145,17 @@ pub fn collect(result: &SimResult, metrics: &[Metric]) -> Vec<RunMetrics> {
         .enumerate()
         .map(|(r, run)| {
             let done = DoneTimes::of(run);
+            let outcome = run_outcome(result, r);
+            let optional = |x: Option<f64>| x.map(|x| x.to_string()).unwrap_or_default();
             let cells = metrics
                 .iter()
                 .map(|m| match m {
+                    Metric::HoursTo50PctUpgraded => optional(outcome.hours_to_upgraded[0]),
+                    Metric::HoursTo90PctUpgraded => optional(outcome.hours_to_upgraded[1]),
+                    Metric::HoursTo100PctUpgraded => optional(outcome.hours_to_upgraded[2]),
+                    Metric::FalseHalt => outcome.false_halt.map(|h| u8::from(h).to_string()).unwrap_or_default(),
+                    Metric::BlastRadiusFraction => optional(outcome.blast_radius_fraction),
+                    Metric::DetectionHours => optional(outcome.detection_hours),
                     Metric::MakespanHours => run
                         .start_time
                         .map(|s| hours_text((run.completed_time.unwrap_or(result.end) - s).as_seconds()))
@@ -118,7 +167,7 @@ pub fn collect(result: &SimResult, metrics: &[Metric]) -> Vec<RunMetrics> {
                         members(run).filter(|m| m.state == UpdateState::Failed).count().to_string()
                     }
                     Metric::RunState => run.state.api_name().to_string(),
-                    Metric::BlastRadius => result.bad_release_members[r].len().to_string(),
+                    Metric::BlastRadius => outcome.blast_radius.to_string(),
                     Metric::PendingWindowHours => hours_text(run.stats.pending_window_seconds),
                     Metric::PendingAvailabilityHours => hours_text(run.stats.pending_availability_seconds),
                     Metric::PendingGateHours => hours_text(run.stats.gate_pending_seconds),

@@ -152,6 +152,8 @@ pub struct SweepPlan {
     pub root_seed: u64,
     /// Metrics in output order; always contains `runState`.
     pub metrics: Vec<Metric>,
+    /// The point `paired.csv` compares every point with.
+    pub reference: usize,
     /// sha256 of the base scenario's JSON (compact, keys in file order).
     pub scenario_hash: String,
     /// sha256 of everything that decides the results; an output folder belongs to one sweep hash.
@@ -468,6 +470,10 @@ impl Checker<'_> {
             }
             return Err(self.problems);
         }
+        let reference = self.reference(dto.reference.as_ref(), &parameters, &points);
+        if !self.problems.is_empty() {
+            return Err(self.problems);
+        }
         let scenario_hash = sha256_hex(&serde_json::to_vec(&base.value).expect("JSON values serialize"));
         let mut plan = SweepPlan {
             name: dto.name.clone(),
@@ -485,11 +491,49 @@ impl Checker<'_> {
             seed_override: dto.seed,
             root_seed,
             metrics,
+            reference,
             scenario_hash,
             sweep_hash: String::new(),
         };
         plan.sweep_hash = sweep_hash(&plan);
         Ok(plan)
+    }
+
+    /// The first point with the reference's values (every name a parameter's).
+    fn reference(
+        &mut self,
+        reference: Option<&serde_json::Map<String, Value>>,
+        parameters: &[Parameter],
+        points: &[Vec<Value>],
+    ) -> usize {
+        let Some(reference) = reference else { return 0 };
+        let mut wanted: Vec<(usize, &Value)> = Vec::new();
+        for (name, value) in reference {
+            match parameters.iter().position(|p| p.name == *name) {
+                Some(i) => wanted.push((i, value)),
+                None => {
+                    let names: Vec<String> = parameters.iter().map(|p| echo(&p.name)).collect();
+                    self.err(
+                        format!("/reference/{}", name.replace('~', "~0").replace('/', "~1")),
+                        format!(
+                            "{} is not a parameter of this sweep (its parameters: {})",
+                            echo(name),
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        if !self.problems.is_empty() {
+            return 0;
+        }
+        match points.iter().position(|point| wanted.iter().all(|(i, v)| point[*i] == **v)) {
+            Some(p) => p,
+            None => {
+                self.err("/reference", "no point of the sweep has these values");
+                0
+            }
+        }
     }
 
     fn check_name(&mut self, name: &str) {
@@ -873,6 +917,7 @@ fn sweep_hash(plan: &SweepPlan) -> String {
         "seed": plan.seed_override,
         "replications": plan.replications,
         "metrics": plan.metrics.iter().map(|m| m.name()).collect::<Vec<_>>(),
+        "reference": plan.reference,
     });
     sha256_hex(&serde_json::to_vec(&identity).expect("JSON values serialize"))
 }

@@ -6,27 +6,40 @@
 //! [`index_table`] for the summary table of `sweep_index_html(title, &header, &rows, &charts)`).
 //!
 //! Which charts: for every run and headline metric, a line with 95 % confidence band when one
-//! parameter varies, a heatmap of the means when two vary on a grid; and, whatever the parameters, a
-//! scatter of the points' mean makespan against mean blast radius and against the probability of a
-//! `Failed` run, the trade-off a strategy choice is about.
+//! parameter varies (text values, such as strategy names or whole strategies, are placed in order
+//! and named), a heatmap of the means when two vary on a grid; the same for the paired difference
+//! of each point from the reference point (`paired.csv`); and, whatever the parameters, a scatter
+//! of the points' mean hours to 90 % upgraded against mean blast radius and against the
+//! probability of a `Failed` run, the trade-off a strategy choice is about. Makespan is never an
+//! axis: a run that fails early has a short one.
 
 use std::path::Path;
 
 use super::SweepError;
-use super::finish::{SummaryRow, read_summary};
+use super::finish::{PairedRow, SummaryRow, read_paired, read_summary};
 use super::folder::{Manifest, PointTable, RUN_FAILED};
 use super::plan::MAX_PARAMETERS;
 use super::stats::Summary;
 
 /// Metrics that get their own chart, in this order.
-pub const HEADLINE_METRICS: [&str; 5] =
-    ["makespanHours", "hoursTo90PctDone", "blastRadius", "failedMembers", RUN_FAILED];
+pub const HEADLINE_METRICS: [&str; 6] =
+    ["hoursTo90PctUpgraded", "hoursTo100PctUpgraded", "blastRadius", "falseHalt", RUN_FAILED, "detectionHours"];
+
+/// The speed axis of the Pareto scatters.
+pub const SPEED_METRIC: &str = "hoursTo90PctUpgraded";
 
 /// Data for one chart, shaped like the arguments of the chart function it is for.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ChartData {
-    /// `sweep_line(title, x_label, y_label, &points)`: (x, mean, ci_low, ci_high), x ascending.
-    Line { title: String, x_label: String, y_label: String, points: Vec<(f64, f64, f64, f64)> },
+    /// `sweep_line(title, x_label, y_label, &points)`: (x, mean, ci_low, ci_high), x ascending; with
+    /// `categories`, `sweep_line_categories` (x is the index of the text value).
+    Line {
+        title: String,
+        x_label: String,
+        y_label: String,
+        categories: Option<Vec<String>>,
+        points: Vec<(f64, f64, f64, f64)>,
+    },
     /// `sweep_heatmap(title, x_label, y_label, &xs, &ys, &values)`: `values[y][x]` is the mean at the
     /// x-th value of the first parameter and the y-th of the second; `None` where no replication had
     /// a value.
@@ -53,7 +66,77 @@ pub struct ChartSpec {
 pub fn charts_of_folder(dir: &Path) -> Result<Vec<ChartSpec>, SweepError> {
     let manifest = Manifest::read(dir)?;
     let points = PointTable::read(dir, &manifest)?;
-    Ok(chart_specs(&manifest, &points, &read_summary(dir, &points)?))
+    let mut specs = chart_specs(&manifest, &points, &read_summary(dir, &points)?);
+    specs.extend(paired_chart_specs(&manifest, &points, &read_paired(dir, &points)?));
+    Ok(specs)
+}
+
+/// The paired rows as summary rows (mean: the mean difference), for the same chart builders.
+fn paired_as_summary(rows: &[PairedRow]) -> Vec<SummaryRow> {
+    rows.iter()
+        .map(|r| SummaryRow {
+            point: r.point,
+            run: r.run.clone(),
+            metric: r.metric.clone(),
+            reached: 1.0,
+            summary: r.paired.map(|p| Summary {
+                n: p.n,
+                mean: p.mean_diff,
+                sd: None,
+                ci95: p.ci95,
+                p50: p.mean_diff,
+                p90: p.mean_diff,
+                p95: p.mean_diff,
+                p99: p.mean_diff,
+                quantile_ci: [(p.mean_diff, p.mean_diff); 4],
+            }),
+        })
+        .collect()
+}
+
+/// Charts of the paired differences from the reference point, one per run and headline metric.
+pub fn paired_chart_specs(manifest: &Manifest, points: &PointTable, rows: &[PairedRow]) -> Vec<ChartSpec> {
+    let Some(reference) = rows.first().map(|r| r.reference) else {
+        return Vec::new();
+    };
+    let as_summary = paired_as_summary(rows);
+    let runs = runs_of(&as_summary);
+    let several_runs = runs.len() > 1;
+    let mut specs = Vec::new();
+    for run in runs {
+        let suffix = if several_runs { format!(" — run {run}") } else { String::new() };
+        let stem_run = if several_runs { format!("-{run}") } else { String::new() };
+        for metric in HEADLINE_METRICS {
+            let means = point_means(&as_summary, points.rows.len(), run, metric);
+            if means.iter().all(Option::is_none) {
+                continue;
+            }
+            let title = format!(
+                "{} minus point {reference} ({}), paired, by {}{suffix}",
+                label(metric),
+                point_label(points, reference),
+                parameter_names(points)
+            );
+            let stem = format!("paired-{metric}{stem_run}");
+            let y = format!("difference in {} (mean, 95 % CI)", label(metric));
+            if let Some(data) = line(points, &as_summary, run, metric, &title, &y) {
+                specs.push(ChartSpec { file_stem: stem, data });
+            } else if let Some(data) = heatmap(manifest, points, &means, &title) {
+                specs.push(ChartSpec { file_stem: stem, data });
+            }
+        }
+    }
+    specs
+}
+
+fn runs_of(rows: &[SummaryRow]) -> Vec<&str> {
+    let mut runs: Vec<&str> = Vec::new();
+    for row in rows {
+        if !runs.contains(&row.run.as_str()) {
+            runs.push(&row.run);
+        }
+    }
+    runs
 }
 
 /// The charts of a sweep from its summary rows.
@@ -77,14 +160,15 @@ pub fn chart_specs(manifest: &Manifest, points: &PointTable, rows: &[SummaryRow]
             }
             let title = format!("{} by {}{suffix}", label(metric), parameter_names(points));
             let stem = format!("sweep-{metric}{stem_run}");
-            if let Some(data) = line(points, rows, run, metric, &title) {
+            let y = format!("{} (mean, 95 % CI)", label(metric));
+            if let Some(data) = line(points, rows, run, metric, &title, &y) {
                 specs.push(ChartSpec { file_stem: stem, data });
             } else if let Some(data) = heatmap(manifest, points, &means, &title) {
                 specs.push(ChartSpec { file_stem: stem, data });
             }
         }
         for (y_metric, stem) in [("blastRadius", "pareto-blast-radius"), (RUN_FAILED, "pareto-run-failed")] {
-            let xs = point_means(rows, points.rows.len(), run, "makespanHours");
+            let xs = point_means(rows, points.rows.len(), run, SPEED_METRIC);
             let ys = point_means(rows, points.rows.len(), run, y_metric);
             let scatter: Vec<(String, f64, f64)> =
                 (0..points.rows.len()).filter_map(|p| Some((point_label(points, p), xs[p]?, ys[p]?))).collect();
@@ -94,8 +178,8 @@ pub fn chart_specs(manifest: &Manifest, points: &PointTable, rows: &[SummaryRow]
             specs.push(ChartSpec {
                 file_stem: format!("sweep-{stem}{stem_run}"),
                 data: ChartData::Pareto {
-                    title: format!("{} against {}{suffix}", label(y_metric), label("makespanHours")),
-                    x_label: label("makespanHours"),
+                    title: format!("{} against {}{suffix}", label(y_metric), label(SPEED_METRIC)),
+                    x_label: label(SPEED_METRIC),
                     y_label: label(y_metric),
                     points: scatter,
                 },
@@ -106,15 +190,12 @@ pub fn chart_specs(manifest: &Manifest, points: &PointTable, rows: &[SummaryRow]
 }
 
 /// The summary table of the sweep's index page: one row per point (and run, when the scenario has
-/// several) with the headline figures, as `(header, rows)`.
-pub fn index_table(points: &PointTable, rows: &[SummaryRow]) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut runs: Vec<&str> = Vec::new();
-    for row in rows {
-        if !runs.contains(&row.run.as_str()) {
-            runs.push(&row.run);
-        }
-    }
+/// several) with the headline figures and their paired differences from the reference point, as
+/// `(header, rows)`.
+pub fn index_table(points: &PointTable, rows: &[SummaryRow], paired: &[PairedRow]) -> (Vec<String>, Vec<Vec<String>>) {
+    let runs = runs_of(rows);
     let several_runs = runs.len() > 1;
+    let reference = paired.first().map(|r| r.reference);
     let mut header = vec!["point".to_string()];
     header.extend(points.parameters.iter().cloned());
     if several_runs {
@@ -122,16 +203,26 @@ pub fn index_table(points: &PointTable, rows: &[SummaryRow]) -> (Vec<String>, Ve
     }
     header.extend(
         [
-            "makespan h, mean [95 % CI]",
-            "hours to 90 % done, mean (runs)",
+            "hours to 90 % upgraded, mean [95 % CI] (runs)",
+            "hours to 100 % upgraded, p90 [95 % CI] (runs)",
             "P(run Failed) [95 % CI]",
-            "blast radius, mean (p90)",
-            "failed members, mean",
+            "P(false halt) [95 % CI]",
+            "blast radius, mean (p95)",
+            "detection h, mean",
         ]
         .map(String::from),
     );
+    if let Some(reference) = reference {
+        header.extend([
+            format!("Δ hours to 90 % upgraded vs point {reference} [95 % CI], P(better)"),
+            format!("Δ blast radius vs point {reference} [95 % CI], P(better)"),
+        ]);
+    }
     let find = |p: usize, run: &str, metric: &str| {
         rows.iter().find(|r| r.point == p && r.run == run && r.metric == metric).and_then(|r| r.summary)
+    };
+    let find_paired = |p: usize, run: &str, metric: &str| {
+        paired.iter().find(|r| r.point == p && r.run == run && r.metric == metric).and_then(|r| r.paired)
     };
     let with_ci = |s: Option<Summary>, decimals: usize| match s {
         None => "–".to_string(),
@@ -151,13 +242,29 @@ pub fn index_table(points: &PointTable, rows: &[SummaryRow]) -> (Vec<String>, Ve
             if several_runs {
                 cells.push(run.to_string());
             }
-            let t90 = find(p, run, "hoursTo90PctDone");
             let replications = find(p, run, RUN_FAILED).map_or(0, |s| s.n);
-            cells.push(with_ci(find(p, run, "makespanHours"), 1));
-            cells.push(t90.map_or("–".into(), |s| format!("{:.1} ({}/{replications})", s.mean, s.n)));
+            let t90 = find(p, run, "hoursTo90PctUpgraded");
+            cells.push(t90.map_or(format!("– (0/{replications})"), |s| {
+                format!("{} ({}/{replications})", with_ci(Some(s), 1), s.n)
+            }));
+            let t100 = find(p, run, "hoursTo100PctUpgraded");
+            cells.push(t100.map_or(format!("– (0/{replications})"), |s| {
+                let (l, h) = s.quantile_ci[1];
+                format!("{:.1} [{l:.1}, {h:.1}] ({}/{replications})", s.p90, s.n)
+            }));
             cells.push(with_ci(find(p, run, RUN_FAILED), 3));
-            cells.push(find(p, run, "blastRadius").map_or("–".into(), |s| format!("{:.1} ({:.0})", s.mean, s.p90)));
-            cells.push(find(p, run, "failedMembers").map_or("–".into(), |s| format!("{:.1}", s.mean)));
+            cells.push(with_ci(find(p, run, "falseHalt"), 3));
+            cells.push(find(p, run, "blastRadius").map_or("–".into(), |s| format!("{:.1} ({:.0})", s.mean, s.p95)));
+            cells.push(find(p, run, "detectionHours").map_or("–".into(), |s| format!("{:.1}", s.mean)));
+            if reference.is_some() {
+                for metric in ["hoursTo90PctUpgraded", "blastRadius"] {
+                    cells.push(find_paired(p, run, metric).map_or("–".into(), |d| {
+                        let ci = d.ci95.map_or(String::new(), |(l, h)| format!(" [{l:+.1}, {h:+.1}]"));
+                        let better = d.p_better.map_or(String::new(), |b| format!(", {b:.2}"));
+                        format!("{:+.1}{ci}{better}", d.mean_diff)
+                    }));
+                }
+            }
             table.push(cells);
         }
     }
@@ -173,14 +280,35 @@ fn point_means(rows: &[SummaryRow], points: usize, run: &str, metric: &str) -> V
     means
 }
 
-/// One numeric parameter: mean and confidence band against its value.
-fn line(points: &PointTable, rows: &[SummaryRow], run: &str, metric: &str, title: &str) -> Option<ChartData> {
+/// One parameter: mean and confidence band against its value; text values (strategy names, whole
+/// strategies) are placed in point order and named.
+fn line(
+    points: &PointTable,
+    rows: &[SummaryRow],
+    run: &str,
+    metric: &str,
+    title: &str,
+    y_label: &str,
+) -> Option<ChartData> {
     if points.parameters.len() != 1 {
         return None;
     }
+    let numeric = points.rows.iter().all(|(_, v)| v[0].parse::<f64>().is_ok_and(f64::is_finite));
+    let mut categories: Vec<String> = Vec::new();
+    if !numeric {
+        for (_, values) in &points.rows {
+            if !categories.contains(&values[0]) {
+                categories.push(values[0].clone());
+            }
+        }
+    }
     let mut series: Vec<(f64, f64, f64, f64)> = Vec::new();
     for row in rows.iter().filter(|r| r.run == run && r.metric == metric) {
-        let x: f64 = points.rows[row.point].1[0].parse().ok()?;
+        let value = &points.rows[row.point].1[0];
+        let x = match numeric {
+            true => value.parse().ok()?,
+            false => categories.iter().position(|c| c == value)? as f64,
+        };
         if let Some(s) = row.summary {
             let (low, high) = s.ci95.unwrap_or((s.mean, s.mean));
             series.push((x, s.mean, low, high));
@@ -190,7 +318,8 @@ fn line(points: &PointTable, rows: &[SummaryRow], run: &str, metric: &str, title
     Some(ChartData::Line {
         title: title.to_string(),
         x_label: points.parameters[0].clone(),
-        y_label: format!("{} (mean, 95 % CI)", label(metric)),
+        y_label: y_label.to_string(),
+        categories: (!numeric).then_some(categories),
         points: series,
     })
 }
@@ -242,6 +371,12 @@ pub fn label(metric: &str) -> String {
         "hoursTo50PctDone" => "hours to 50 % done".into(),
         "hoursTo90PctDone" => "hours to 90 % done".into(),
         "hoursTo100PctDone" => "hours to 100 % done".into(),
+        "hoursTo50PctUpgraded" => "hours to 50 % upgraded".into(),
+        "hoursTo90PctUpgraded" => "hours to 90 % upgraded".into(),
+        "hoursTo100PctUpgraded" => "hours to 100 % upgraded".into(),
+        "falseHalt" => "probability of a false halt".into(),
+        "blastRadiusFraction" => "blast radius (share of at-risk members)".into(),
+        "detectionHours" => "hours from first bad failure to halt".into(),
         "failedMembers" => "failed members".into(),
         "blastRadius" => "blast radius (members)".into(),
         "pendingWindowHours" => "member-hours pending for windows".into(),
@@ -260,10 +395,17 @@ pub fn write_charts(dir: &Path) -> Result<(), SweepError> {
     let manifest = Manifest::read(dir)?;
     let points = PointTable::read(dir, &manifest)?;
     let rows = read_summary(dir, &points)?;
-    let specs = chart_specs(&manifest, &points, &rows);
+    let paired = read_paired(dir, &points)?;
+    let mut specs = chart_specs(&manifest, &points, &rows);
+    specs.extend(paired_chart_specs(&manifest, &points, &paired));
     let draw = |spec: &ChartSpec| -> anyhow::Result<charts::Chart> {
         match &spec.data {
-            ChartData::Line { title, x_label, y_label, points } => charts::sweep_line(title, x_label, y_label, points),
+            ChartData::Line { title, x_label, y_label, categories: None, points } => {
+                charts::sweep_line(title, x_label, y_label, points)
+            }
+            ChartData::Line { title, x_label, y_label, categories: Some(categories), points } => {
+                charts::sweep_line_categories(title, x_label, y_label, categories, points)
+            }
             ChartData::Heatmap { title, x_label, y_label, xs, ys, values } => {
                 charts::sweep_heatmap(title, x_label, y_label, xs, ys, values)
             }
@@ -287,7 +429,7 @@ pub fn write_charts(dir: &Path) -> Result<(), SweepError> {
         };
         drawn.push((title, chart));
     }
-    let (header, table) = index_table(&points, &rows);
+    let (header, table) = index_table(&points, &rows, &paired);
     let named: Vec<(&str, &charts::Chart)> = drawn.iter().map(|(t, c)| (t.as_str(), c)).collect();
     let page = html::sweep_index_html(&format!("Sweep {}", manifest.sweep), &header, &table, &named);
     fs_err::write(dir.join("index.html"), page)?;

@@ -43,8 +43,14 @@ pub struct Summary {
     pub ci95: Option<(f64, f64)>,
     pub p50: f64,
     pub p90: f64,
+    pub p95: f64,
     pub p99: f64,
+    /// 95 % confidence intervals of p50, p90, p95 and p99 ([`quantile_ci`]).
+    pub quantile_ci: [(f64, f64); 4],
 }
+
+/// The percentiles `summary.csv` reports, in the order of [`Summary::quantile_ci`].
+pub const PERCENTILES: [u32; 4] = [50, 90, 95, 99];
 
 /// Summarises values given in replication order; `None` when there are none. The confidence
 /// interval is Student's t interval of the mean.
@@ -71,8 +77,24 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
         ci95,
         p50: percentile(&sorted, 50),
         p90: percentile(&sorted, 90),
+        p95: percentile(&sorted, 95),
         p99: percentile(&sorted, 99),
+        quantile_ci: PERCENTILES.map(|q| quantile_ci(&sorted, q)),
     })
+}
+
+/// A distribution-free 95 % confidence interval of the `percent` percentile of sorted values: the
+/// order statistics x₍l₎ and x₍u₎ with l, u = nq ∓ z·√(nq(1 − q)) rounded outwards (the normal
+/// approximation of the binomial count below the quantile), clamped to the sample. Few values give
+/// a wide interval, as they should; one value gives a point.
+pub fn quantile_ci(sorted: &[f64], percent: u32) -> (f64, f64) {
+    assert!(!sorted.is_empty() && percent <= 100);
+    let n = sorted.len() as f64;
+    let q = f64::from(percent) / 100.0;
+    let half = Z_975 * (n * q * (1.0 - q)).sqrt();
+    let low = ((n * q - half).floor() as i64).clamp(1, sorted.len() as i64) as usize;
+    let high = ((n * q + half).ceil() as i64).clamp(1, sorted.len() as i64) as usize;
+    (sorted[low - 1], sorted[high - 1])
 }
 
 /// Summarises a 0/1 indicator (e.g. "the run ended `Failed`"): the mean is the probability, and the
@@ -136,6 +158,7 @@ mod tests {
         // 5 ± 2.364624 × 2.138090 / √8
         assert!(close(low, 3.212512, 1e-6) && close(high, 6.787488, 1e-6), "{low} {high}");
         assert_eq!(s.p50, 4.5);
+        assert_eq!(s.quantile_ci[0], (2.0, 7.0), "ranks 1 and 7 of 8 around the median");
         assert!(close(s.p90, 7.6, 1e-12));
         assert!(close(s.p99, 8.86, 1e-12));
     }
@@ -144,7 +167,17 @@ mod tests {
     fn one_value_has_no_spread() {
         let s = summarize(&[3.0]).unwrap();
         assert_eq!((s.mean, s.sd, s.ci95, s.p50, s.p99), (3.0, None, None, 3.0, 3.0));
+        assert_eq!(s.quantile_ci, [(3.0, 3.0); 4]);
         assert!(summarize(&[]).is_none());
+    }
+
+    #[test]
+    fn quantile_intervals_cover_the_true_quantile() {
+        // 1..=1000: the true p90 is about 900; the interval is narrow and holds it.
+        let values: Vec<f64> = (1..=1000).map(f64::from).collect();
+        let (low, high) = quantile_ci(&values, 90);
+        assert!(low < 900.5 && 900.5 < high && high - low < 50.0, "{low} {high}");
+        assert_eq!(quantile_ci(&values, 100), (1000.0, 1000.0));
     }
 
     #[test]

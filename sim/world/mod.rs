@@ -122,6 +122,8 @@ pub struct UpgradeRecord {
     pub pools: Vec<PoolChange>,
     /// The attempt's target included a release marked bad.
     pub received_bad_release: bool,
+    /// The attempt fails because of a release marked bad (not a random failure).
+    pub failed_by_bad_release: bool,
 }
 
 /// The world's answer to "this member starts upgrading now".
@@ -585,6 +587,7 @@ impl<'a> World<'a> {
             to_version: current,
             pools: Vec::new(),
             received_bad_release: false,
+            failed_by_bad_release: false,
         };
         let member_key = self.members[member.index()].name_key;
         let keys = [member_key, context.name_key, attempt];
@@ -725,6 +728,8 @@ impl<'a> World<'a> {
             .iter()
             .find(|o| o.member == member && o.run.as_deref().is_none_or(|r| r == context.name));
         let failure_rng = || self.tree.stream(Purpose::UpgradeFailure, keys);
+        let mut record = record;
+        record.failed_by_bad_release = bad.is_some() && over.and_then(|o| o.outcome.as_ref()).is_none();
         let (mut duration, mut outcome) = match over.and_then(|o| o.outcome.clone()) {
             Some(ForcedOutcome::Completed) => (total, Outcome::Completed(Note::default())),
             Some(ForcedOutcome::Failed { code, message }) => (total, Outcome::Failed(Note::error(code, message))),
@@ -970,6 +975,24 @@ impl<'a> World<'a> {
         }
         record.to_version = state.kubernetes_version;
         record
+    }
+
+    /// Whether `run` may deliver a release marked bad to `member`: the member matches the release's
+    /// selector, and the release is the run's Kubernetes target (for a run that upgrades the control
+    /// plane) or a node image of a family one of the member's pools runs (for a run that upgrades
+    /// pools). These are the release's at-risk members in the run, the denominator of the blast
+    /// radius as a fraction.
+    pub fn at_risk(&self, run: RunId, member: MemberId) -> bool {
+        let spec = &self.runs[run as usize].spec;
+        let m = &self.fleet[member.index()];
+        self.models.bad_releases.iter().any(|bad| {
+            let kubernetes = spec.kind.touches_control_plane()
+                && spec.kubernetes_version.is_some_and(|v| v.to_string() == bad.version);
+            let image = spec.kind.touches_pools()
+                && NodeImageVersion::parse(&bad.version)
+                    .is_ok_and(|image| m.node_pools.iter().any(|p| p.image_family == image.family()));
+            (kubernetes || image) && bad.selector.as_ref().is_none_or(|s| s.matches(m))
+        })
     }
 
     /// Whether the member's in-flight attempt in `run` targets a release marked bad.

@@ -324,12 +324,12 @@ fn results_do_not_depend_on_the_thread_count() {
     assert_eq!(results.len(), 72);
     assert_eq!(
         results[0].keys().cloned().collect::<Vec<_>>().len(),
-        17,
-        "point, 2 parameters, replication, seed, run and 11 metrics"
+        23,
+        "point, 2 parameters, replication, seed, run and 17 metrics"
     );
     assert_eq!((results[13]["point"].as_str(), results[13]["replication"].as_str()), ("1", "1"));
     let summary = csv_rows(&one.join("summary.csv"));
-    assert_eq!(summary.len(), 6 * 11, "11 rows per point: 10 numeric metrics and runFailed");
+    assert_eq!(summary.len(), 6 * 17, "17 rows per point: 16 numeric metrics and runFailed");
     let failed = summary.iter().find(|r| r["metric"] == "runFailed").unwrap();
     let expected_failed = results.iter().take(12).filter(|r| r["runState"] == "Failed").count() as f64 / 12.0;
     assert_eq!(failed["mean"], format!("{expected_failed:.4}"));
@@ -343,7 +343,9 @@ fn chart_data_follows_the_summary() {
     sweep::run(&plan(&path), &out, options(2)).unwrap();
     let charts = charts_of_folder(&out).unwrap();
     let stems: Vec<&str> = charts.iter().map(|c| c.file_stem.as_str()).collect();
-    assert!(stems.contains(&"sweep-makespanHours") && stems.contains(&"sweep-pareto-blast-radius"), "{stems:?}");
+    assert!(stems.contains(&"sweep-hoursTo90PctUpgraded") && stems.contains(&"sweep-pareto-blast-radius"), "{stems:?}");
+    assert!(stems.contains(&"paired-runFailed"), "paired differences are charted: {stems:?}");
+    assert!(!stems.iter().any(|s| s.contains("makespan")), "makespan is never a chart axis: {stems:?}");
     let heatmap = charts.iter().find(|c| c.file_stem == "sweep-runFailed").unwrap();
     let ChartData::Heatmap { xs, ys, values, .. } = &heatmap.data else {
         panic!("two parameters on a grid: a heatmap")
@@ -357,17 +359,26 @@ fn chart_data_follows_the_summary() {
     assert_eq!(values[1][1].map(|v| format!("{v:.4}")), Some(p3["mean"].clone()), "point 3 is (5, 3)");
     let pareto = charts.iter().find(|c| c.file_stem == "sweep-pareto-run-failed").unwrap();
     let ChartData::Pareto { points, .. } = &pareto.data else { panic!("a scatter") };
-    assert_eq!(points.len(), 6);
-    assert_eq!(points[3].0, "broadConcurrency=5, broadFailures=3");
+    // Only points where some run reached 90 % upgraded have a speed to plot: never the time of a
+    // failure.
+    let reached: Vec<&String> = summary
+        .iter()
+        .filter(|r| r["metric"] == "hoursTo90PctUpgraded" && r["n"] != "0")
+        .map(|r| &r["point"])
+        .collect();
+    assert_eq!(points.len(), reached.len());
+    assert!(points.len() < 6, "a point that never reached 90 % is left out");
+    assert!(points.iter().any(|p| p.0 == "broadConcurrency=5, broadFailures=3"));
 
     let manifest = fleetsim::sweep::folder::Manifest::read(&out).unwrap();
     let table = fleetsim::sweep::folder::PointTable::read(&out, &manifest).unwrap();
     let rows = fleetsim::sweep::finish::read_summary(&out, &table).unwrap();
-    let (header, body) = fleetsim::sweep::report::index_table(&table, &rows);
+    let paired = fleetsim::sweep::finish::read_paired(&out, &table).unwrap();
+    let (header, body) = fleetsim::sweep::report::index_table(&table, &rows, &paired);
     assert_eq!(header[..3], ["point", "broadConcurrency", "broadFailures"]);
     assert_eq!(body.len(), 6);
     assert_eq!(body[3][..3], ["3", "5", "3"]);
-    assert!(body[3][4].ends_with("/6)"), "hours to 90 % done counts the runs that got there: {}", body[3][4]);
+    assert!(body[3][3].ends_with("/6)"), "hours to 90 % upgraded counts the runs that got there: {}", body[3][3]);
 }
 
 #[test]
@@ -713,4 +724,124 @@ proptest::proptest! {
         proptest::prop_assert_eq!(report.ran, 24 - lines.len() as u64);
         assert_same_files(&reference, &resumed);
     }
+}
+
+// ----- metrics that cannot reward failing fast, and paired comparisons ------------------------------
+
+#[test]
+fn time_to_upgraded_is_empty_for_runs_that_never_get_there() {
+    // Budget 0 in the broad stage: runs that trip it stop early, and their hours to 100 % upgraded
+    // must be empty (never the time of the failure), with falseHalt empty too (a bad release was at
+    // risk) and detectionHours set when a bad-release failure came before the halt.
+    use fleetsim::simulation::{SimOptions, simulate};
+    use fleetsim::sweep::metrics::{Metric, collect};
+    let (_dir, path) = workspace(&sweep_text(1));
+    let plan = plan(&path);
+    let scenario = plan.build_point(1).unwrap(); // broadConcurrency 1, broadFailures 3
+    let column = |m: Metric| Metric::ALL.iter().position(|x| *x == m).unwrap();
+    let (mut stopped, mut completed) = (0, 0);
+    for replication in 0..40 {
+        let result = simulate(&scenario, SimOptions { record_timeline: false, replication });
+        let cells = &collect(&result, &Metric::ALL)[0].cells;
+        let state = &cells[column(Metric::RunState)];
+        let t100 = &cells[column(Metric::HoursTo100PctUpgraded)];
+        assert_eq!(cells[column(Metric::FalseHalt)], "", "a bad release was at risk: no false halt to speak of");
+        let fraction: f64 = cells[column(Metric::BlastRadiusFraction)].parse().unwrap();
+        assert!((0.0..=1.0).contains(&fraction));
+        if state == "Completed" {
+            completed += 1;
+            // Failures within the budget leave members behind: then 100 % is never reached either.
+            let clean = cells[column(Metric::FailedMembers)] == "0";
+            assert_eq!(t100.parse::<f64>().is_ok_and(|h| h > 0.0), clean, "replication {replication}: {t100}");
+            assert_eq!(cells[column(Metric::DetectionHours)], "");
+        } else {
+            stopped += 1;
+            assert_eq!(t100, "", "replication {replication}: {state} run has no time to 100 %");
+            if !cells[column(Metric::DetectionHours)].is_empty() {
+                let d: f64 = cells[column(Metric::DetectionHours)].parse().unwrap();
+                assert!(d >= 0.0);
+            }
+        }
+    }
+    assert!(stopped > 0 && completed > 0, "the case has both kinds: {stopped} stopped, {completed} completed");
+
+    // Without the bad release, a run that stops is a false halt; one that completes is not.
+    let mut good = serde_json::from_str::<serde_json::Value>(BASE).unwrap();
+    good["models"].as_object_mut().unwrap().remove("badReleases");
+    good["models"]["failure"]["patchProbability"] = serde_json::json!(0.1);
+    let good = fleetsim::sweep::plan::build_value(&good, None).unwrap();
+    let mut seen = BTreeMap::new();
+    for replication in 0..30 {
+        let result = simulate(&good, SimOptions { record_timeline: false, replication });
+        let cells = &collect(&result, &Metric::ALL)[0].cells;
+        let expected = if cells[column(Metric::RunState)] == "Completed" { "0" } else { "1" };
+        assert_eq!(cells[column(Metric::FalseHalt)], expected);
+        assert_eq!(cells[column(Metric::BlastRadiusFraction)], "", "nothing was at risk");
+        *seen.entry(expected).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), 2, "both outcomes occur: {seen:?}");
+}
+
+#[test]
+fn paired_differences_of_a_parameter_that_changes_nothing_are_zero() {
+    // A parameter the simulation does not see: every paired difference is exactly 0 with a zero-width
+    // interval and P(better) 0 (common random numbers), and the reference can be named.
+    let text = sweep_text(8)
+        .replace(
+            r#"{ "name": "broadFailures", "pointer": "/updateStrategies/prod/stages/1/maxAllowedFailures", "values": [0, 3] }"#,
+            r#"{ "name": "note", "pointer": "/description", "values": ["a", "b"] }"#,
+        )
+        .replace(r#""replications": 8"#, r#""replications": 8, "reference": {"broadConcurrency": 5, "note": "b"}"#);
+    let (dir, path) = workspace(&text);
+    let plan = plan(&path);
+    assert_eq!(plan.reference, 3);
+    let out = dir.path().join("out");
+    sweep::run(&plan, &out, options(2)).unwrap();
+    let paired = csv_rows(&out.join("paired.csv"));
+    assert_eq!(paired.len(), 6 * 17);
+    for row in paired.iter().filter(|r| r["point"] == "2" && r["n"] != "0") {
+        assert_eq!(row["reference"], "3");
+        assert_eq!((row["mean_diff"].as_str(), row["ci95_low"].as_str()), ("0.0000", "0.0000"), "{row:?}");
+        assert!(["", "0.0000"].contains(&row["p_better"].as_str()), "{row:?}");
+    }
+    // Against a slower concurrency, the paired speed-up is negative (faster) in every replication
+    // that reaches 90 %.
+    let faster = paired.iter().find(|r| r["point"] == "5" && r["metric"] == "hoursTo90PctUpgraded" && r["n"] != "0");
+    if let Some(row) = faster {
+        assert!(row["mean_diff"].parse::<f64>().unwrap() <= 0.0, "{row:?}");
+    }
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("vs point 3"), "the page shows the paired deltas");
+}
+
+#[test]
+fn a_reference_that_matches_no_point_is_a_problem_at_its_pointer() {
+    let text =
+        sweep_text(2).replace(r#""replications": 2"#, r#""replications": 2, "reference": {"broadConcurrency": 7}"#);
+    assert_eq!(problems(&text), ["sweep.json: /reference: no point of the sweep has these values"]);
+    let text = sweep_text(2).replace(r#""replications": 2"#, r#""replications": 2, "reference": {"nope": 7}"#);
+    let found = problems(&text);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].starts_with("sweep.json: /reference/nope: \"nope\" is not a parameter"), "{found:?}");
+}
+
+#[test]
+fn text_valued_parameters_get_line_charts() {
+    use fleetsim::sweep::report::{ChartData, charts_of_folder};
+    let text = sweep_text(3).replace(
+        r#"{ "name": "broadFailures", "pointer": "/updateStrategies/prod/stages/1/maxAllowedFailures", "values": [0, 3] }"#,
+        "",
+    );
+    let text = text
+        .replace(r#""values": [1, 5, 20] },"#, r#""values": ["10%", "25%", "50%"] }"#)
+        .replace("broadConcurrency", "broadShare");
+    let (dir, path) = workspace(&text);
+    let out = dir.path().join("out");
+    sweep::run(&plan(&path), &out, options(2)).unwrap();
+    let charts = charts_of_folder(&out).unwrap();
+    let line = charts.iter().find(|c| c.file_stem == "sweep-runFailed").unwrap();
+    let ChartData::Line { categories, points, .. } = &line.data else { panic!("a line chart") };
+    assert_eq!(categories.as_deref(), Some(["10%", "25%", "50%"].map(String::from).as_slice()));
+    assert_eq!(points.iter().map(|p| p.0).collect::<Vec<_>>(), [0.0, 1.0, 2.0]);
+    assert!(out.join("charts/sweep-runFailed.svg").exists() && out.join("charts/paired-runFailed.svg").exists());
 }

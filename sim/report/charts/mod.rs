@@ -25,7 +25,7 @@ use anyhow::{Context, anyhow, bail};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-pub use sweep::{pareto_front, pareto_scatter, sweep_heatmap, sweep_line};
+pub use sweep::{pareto_front, pareto_scatter, sweep_heatmap, sweep_line, sweep_line_categories};
 
 use super::ReportFile;
 

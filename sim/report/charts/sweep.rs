@@ -34,7 +34,28 @@ pub fn sweep_line(title: &str, x_label: &str, y_label: &str, points: &[(f64, f64
         })
         .collect();
     clean.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    render(&LineFigure { title, x_label, y_label, points: clean, dropped: points.len() })
+    render(&LineFigure { title, x_label, y_label, points: clean, dropped: points.len(), categories: None })
+}
+
+/// [`sweep_line`] for a parameter whose values are text (strategy names, whole strategy objects):
+/// the values are placed at 0, 1, 2, … in the order given and named on the axis (cut to 18
+/// characters); `points[i].0` is the index of the value in `categories`.
+pub fn sweep_line_categories(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
+    points: &[(f64, f64, f64, f64)],
+) -> anyhow::Result<Chart> {
+    let clean: Vec<(f64, f64, f64, f64)> = points
+        .iter()
+        .filter(|p| p.0.is_finite() && p.1.is_finite() && p.0 >= 0.0 && (p.0 as usize) < categories.len())
+        .map(|&(x, m, lo, hi)| {
+            (x, m, if lo.is_finite() { lo.min(m) } else { m }, if hi.is_finite() { hi.max(m) } else { m })
+        })
+        .collect();
+    let categories = Some(categories);
+    render(&LineFigure { title, x_label, y_label, points: clean, dropped: points.len(), categories })
 }
 
 struct LineFigure<'a> {
@@ -44,6 +65,8 @@ struct LineFigure<'a> {
     points: Vec<(f64, f64, f64, f64)>,
     /// How many points were given (to say how many were left out).
     dropped: usize,
+    /// Text values at x = 0, 1, 2, …
+    categories: Option<&'a [String]>,
 }
 
 /// A padded range around `[lo, hi]`, never empty.
@@ -80,18 +103,29 @@ impl Figure for LineFigure<'_> {
         if self.points.is_empty() {
             return draw::empty_note(&area, "no data");
         }
-        let (x_lo, x_hi) = padded(self.points[0].0, self.points[self.points.len() - 1].0, 0.04);
+        let (x_lo, x_hi) = match self.categories {
+            Some(c) => (-0.5, c.len() as f64 - 0.5),
+            None => padded(self.points[0].0, self.points[self.points.len() - 1].0, 0.04),
+        };
         let y_min = self.points.iter().map(|p| p.2).fold(f64::INFINITY, f64::min);
         let y_max = self.points.iter().map(|p| p.3).fold(f64::NEG_INFINITY, f64::max);
         let (y_lo, y_hi) = padded(y_min, y_max, 0.08);
-        let (x_ticks, x_step) = draw::nice_ticks(x_lo, x_hi, 10, 0.0);
+        let (x_ticks, x_step) = match self.categories {
+            Some(c) => ((0..c.len()).map(|i| i as f64).collect(), 1.0),
+            None => draw::nice_ticks(x_lo, x_hi, 10, 0.0),
+        };
+        let categories = self.categories;
+        let x_label = move |v: &f64| match categories {
+            Some(c) => c.get(v.round().max(0.0) as usize).map(|t| short_label(t)).unwrap_or_default(),
+            None => draw::number_label(*v, x_step),
+        };
         let (y_ticks, y_step) = draw::nice_ticks(y_lo, y_hi, 8, 0.0);
         let mut chart = draw::xy_chart(
             &area,
             draw::Frame {
                 x: Axis::new(x_lo..x_hi, x_ticks),
                 y: Axis::new(y_lo..y_hi, y_ticks),
-                x_label: &|v| draw::number_label(*v, x_step),
+                x_label: &x_label,
                 y_label: &|v| draw::number_label(*v, y_step),
                 x_desc: self.x_label,
                 y_desc: self.y_label,
