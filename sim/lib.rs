@@ -3,6 +3,7 @@
 //! See `ARCHITECTURE.md` for the codemap and the invariants each module keeps.
 
 pub mod autoupgrade;
+pub mod azure;
 pub mod engine;
 pub mod fleet;
 pub mod orchestrator;

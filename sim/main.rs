@@ -70,6 +70,35 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Build a scenario from what az, ARM and Resource Graph print for a fleet: members, clusters,
+    /// maintenance configurations, strategies, runs, auto-upgrade profiles. Writes the scenario to
+    /// --out (default: standard output) and a summary of what was imported and left out to standard error.
+    Import {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Scenario file to write (`-` or absent: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Scenario name (default: the fleet's name in the resources' ids).
+        #[arg(long)]
+        name: Option<String>,
+        /// Scenario start, RFC 3339 (default: the earliest start of an imported run, else the latest change to a resource).
+        #[arg(long)]
+        start: Option<String>,
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Write a strategy as `az fleet updatestrategy create --stages FILE` takes it.
+    Export {
+        /// Scenario file (JSON).
+        scenario: PathBuf,
+        /// A strategy of updateStrategies, or a run whose strategy to export.
+        #[arg(long)]
+        strategy: String,
+        /// File to write (`-` or absent: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Print the JSON Schema of scenario and sweep files (for editors); or of one of them.
     Schema {
         #[arg(value_enum)]
@@ -157,6 +186,8 @@ fn main() -> ExitCode {
         Command::Merge { out, folders, quiet } => merge(out, folders, quiet),
         Command::Validate { files, strict } => validate(&files, Warn { strict, quiet: false }),
         Command::Schema { format } => schema(format),
+        Command::Import { files, out, name, start, quiet } => import(&files, out, name, start, quiet),
+        Command::Export { scenario, strategy, out } => export(&scenario, &strategy, out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -381,6 +412,65 @@ fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
         }
     }
     if lines.is_empty() { Ok(()) } else { Err(Failure::Invalid(lines)) }
+}
+
+fn import(
+    files: &[PathBuf],
+    out: Option<PathBuf>,
+    name: Option<String>,
+    start: Option<String>,
+    quiet: bool,
+) -> Result<(), Failure> {
+    use fleetsim::azure::import::{ImportOptions, Input};
+    let mut inputs = Vec::new();
+    let mut problems = Vec::new();
+    for path in files {
+        let file = path.display().to_string();
+        match std::fs::read_to_string(path) {
+            Err(e) => problems.push(format!("{file}: cannot read: {e}")),
+            Ok(text) => match scenario::parse_json(&text) {
+                Ok(value) => inputs.push(Input { file, value }),
+                Err(p) => problems.push(format!("{file}: {p}")),
+            },
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Failure::Invalid(problems));
+    }
+    let imported =
+        fleetsim::azure::import::import(&inputs, &ImportOptions { name, start }).map_err(Failure::Invalid)?;
+    let mut bytes = serde_json::to_vec_pretty(&imported.scenario).map_err(anyhow::Error::from)?;
+    bytes.push(b'\n');
+    write_single(out.as_deref(), &bytes)?;
+    if !quiet {
+        for line in &imported.summary {
+            eprintln!("{line}");
+        }
+    }
+    Ok(())
+}
+
+fn export(path: &Path, name: &str, out: Option<PathBuf>) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Invalid(vec![format!("{}: cannot read: {e}", path.display())]))?;
+    let invalid = |problems: Vec<scenario::Problem>| {
+        Failure::Invalid(problems.iter().map(|p| format!("{}: {p}", path.display())).collect())
+    };
+    let (dto, moves) = scenario::parse_dto(&text).map_err(invalid)?;
+    // Only a valid scenario's strategy is exported: the service would reject the others.
+    scenario::build::build(&dto, None).map_err(|p| invalid(moves.locate(p)))?;
+    let strategy = fleetsim::azure::export::strategy(&dto, name)
+        .map_err(|e| Failure::Invalid(vec![format!("{}: --strategy: {e}", path.display())]))?;
+    write_single(out.as_deref(), &fleetsim::azure::export::stages_file(strategy))
+}
+
+/// A single output file ([`output::write_file`]), or standard output for `-` or none.
+fn write_single(target: Option<&Path>, bytes: &[u8]) -> Result<(), Failure> {
+    match target {
+        None => Ok(output::write_stdout(bytes)?),
+        Some(p) if p == Path::new("-") => Ok(output::write_stdout(bytes)?),
+        Some(p) => Ok(output::write_file(p, bytes)?),
+    }
 }
 
 fn schema(format: Option<SchemaFormat>) -> Result<(), Failure> {

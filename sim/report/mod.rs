@@ -47,7 +47,7 @@ pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
         ("summary.json".into(), to_json(&summary::summary(ctx))?),
     ];
     for (i, run) in ctx.result.runs.iter().enumerate() {
-        files.push((Path::new("status").join(format!("{}.json", run.name)), to_json(&status::run_status(ctx, i))?));
+        files.push((Path::new("status").join(format!("{}.json", run.name)), to_json(&status::run_resource(ctx, i))?));
     }
     files.push(("runs.csv".into(), profiles::runs_csv(ctx)?));
     files.push(("versions.csv".into(), profiles::versions_csv(ctx)?));

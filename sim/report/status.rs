@@ -1,18 +1,46 @@
-//! `status/<run>.json`: a run's final status in the API's `UpdateRunStatus` shape (SEMANTICS §1).
+//! `status/<run>.json`: a run as `az fleet updaterun show` prints its ARM GET resource, with its final
+//! status in the API's `UpdateRunStatus` shape (SEMANTICS §1; the REST API's `UpdateRuns_Get` examples).
 
 use serde::Serialize;
+use serde_json::{Value, json};
 
 use crate::engine::Time;
 use crate::engine::rng::{mix64, name_key};
 use crate::fleet::Member;
 use crate::orchestrator::run::{GateRt, GroupRt, MemberRt, StageRt, WaitRt};
-use crate::orchestrator::{Note, UpdateRun, UpdateState};
+use crate::orchestrator::strategy::{GateConfig, GateKind, Limit};
+use crate::orchestrator::{Note, Strategy, UpdateRun, UpdateState};
 use crate::world::ImageSelection;
 
 use super::ReportContext;
 
 /// The fake subscription every resource id uses: ids must look like ARM ids but point nowhere.
 pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000000";
+
+/// The UpdateRun GET resource.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateRunResource {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub resource_type: &'static str,
+    pub properties: UpdateRunProperties,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateRunProperties {
+    pub provisioning_state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update_strategy_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<Value>,
+    pub managed_cluster_update: Value,
+    pub status: UpdateRunStatus,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_upgrade_profile_id: Option<String>,
+}
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -51,7 +79,9 @@ pub struct UpdateStageStatus {
     pub max_allowed_failures: u32,
     pub max_concurrency: u32,
     pub groups: Vec<UpdateGroupStatus>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before_gates: Vec<UpdateRunGateStatus>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub after_gates: Vec<UpdateRunGateStatus>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after_stage_wait_status: Option<WaitStatus>,
@@ -66,7 +96,9 @@ pub struct UpdateGroupStatus {
     pub max_allowed_failures: u32,
     pub max_concurrency: u32,
     pub members: Vec<MemberUpdateStatus>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before_gates: Vec<UpdateRunGateStatus>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub after_gates: Vec<UpdateRunGateStatus>,
 }
 
@@ -87,6 +119,8 @@ pub struct MemberUpdateStatus {
 pub struct UpdateRunGateStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
+    /// Absent until the run reaches the gate, as the service shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gate_id: Option<String>,
     pub status: UpdateStatus,
 }
@@ -127,11 +161,24 @@ fn error_of(note: &Note) -> Option<ErrorDetail> {
     Some(ErrorDetail { code: code.to_string(), message: note.message.as_deref().unwrap_or_default().to_string() })
 }
 
-/// ARM id of a member's AKS cluster.
+/// ARM id of a member's AKS cluster: its `clusterResourceId` when the scenario gives one.
 pub fn cluster_resource_id(member: &Member) -> String {
+    match &member.cluster {
+        Some(c) => format!(
+            "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.ContainerService/managedClusters/{}",
+            c.subscription_id, c.resource_group, c.name
+        ),
+        None => format!(
+            "/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-{}/providers/Microsoft.ContainerService/managedClusters/{}",
+            member.region, member.name
+        ),
+    }
+}
+
+/// ARM id of a resource of the simulated fleet (`updateRuns`, `updateStrategies`, `autoUpgradeProfiles`).
+pub fn fleet_resource_id(fleet: &str, kind: &str, name: &str) -> String {
     format!(
-        "/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-{}/providers/Microsoft.ContainerService/managedClusters/{}",
-        member.region, member.name
+        "/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-fleet/providers/Microsoft.ContainerService/fleets/{fleet}/{kind}/{name}"
     )
 }
 
@@ -142,10 +189,149 @@ pub fn gate_resource_id(fleet: &str, guid: &str) -> String {
     )
 }
 
-/// A stable operation id for the latest attempt.
+/// A stable operation id for the latest attempt: a GUID, as the service's.
 fn operation_id(run: &str, member: &str, attempt: u32) -> String {
     let h = mix64(name_key(run) ^ mix64(name_key(member) ^ u64::from(attempt)));
-    format!("{:016x}{:016x}", h, mix64(h))
+    let hex = format!("{:016x}{:016x}", h, mix64(h));
+    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+}
+
+/// The run as its GET resource.
+pub fn run_resource(ctx: &ReportContext, run_index: usize) -> UpdateRunResource {
+    let run = &ctx.result.runs[run_index];
+    let spec = &ctx.result.specs[run_index];
+    let strategy = match &spec.strategy_name {
+        Some(name) => ctx.scenario.strategies.get(name),
+        None => ctx.scenario.inline_strategies.get(&spec.strategy_pointer),
+    };
+    let upgrade = &spec.upgrade;
+    let mut managed_cluster_update = json!({ "upgrade": { "type": upgrade.kind.api_name() } });
+    if let Some(v) = &upgrade.kubernetes_version {
+        managed_cluster_update["upgrade"]["kubernetesVersion"] = json!(v.to_string());
+    }
+    if !upgrade.auto_upgrade
+        || ctx
+            .scenario
+            .profiles
+            .iter()
+            .any(|p| Some(&p.name) == spec.auto_upgrade_profile.as_ref() && p.channel.is_kubernetes())
+    {
+        let mut selection = json!({ "type": upgrade.images.api_name() });
+        if let crate::world::ImageSelection::Custom(versions) = &upgrade.images {
+            selection["customNodeImageVersions"] =
+                versions.values().map(|v| json!({ "version": v.to_string() })).collect();
+        }
+        managed_cluster_update["nodeImageSelection"] = selection;
+    }
+    UpdateRunResource {
+        id: fleet_resource_id(&ctx.fleet_name, "updateRuns", &run.name),
+        name: run.name.clone(),
+        resource_type: "Microsoft.ContainerService/fleets/updateRuns",
+        properties: UpdateRunProperties {
+            provisioning_state: "Succeeded",
+            update_strategy_id: spec
+                .strategy_name
+                .as_ref()
+                .map(|n| fleet_resource_id(&ctx.fleet_name, "updateStrategies", n)),
+            strategy: strategy.map(strategy_json),
+            managed_cluster_update,
+            status: run_status(ctx, run_index),
+            auto_upgrade_profile_id: spec
+                .auto_upgrade_profile
+                .as_ref()
+                .map(|p| fleet_resource_id(&ctx.fleet_name, "autoUpgradeProfiles", p)),
+        },
+    }
+}
+
+/// A validated strategy in the API's `UpdateRunStrategy` shape (the snapshot a run GET carries).
+pub fn strategy_json(strategy: &Strategy) -> Value {
+    fn limit(l: &Option<Limit>) -> Option<String> {
+        l.map(|l| match l {
+            Limit::Count(n) => n.to_string(),
+            Limit::Percent(p) => format!("{p}%"),
+        })
+    }
+    fn gates(list: &[GateConfig]) -> Option<Vec<Value>> {
+        (!list.is_empty()).then(|| {
+            list.iter()
+                .map(|g| {
+                    let mut v = json!({});
+                    if let Some(name) = &g.display_name {
+                        v["displayName"] = json!(name);
+                    }
+                    match &g.kind {
+                        GateKind::Approval => v["type"] = json!("Approval"),
+                        GateKind::ScheduledStart(s) => {
+                            v["type"] = json!("ScheduledStart");
+                            let o = s.utc_offset_minutes;
+                            v["scheduledStartConfiguration"] = json!({
+                                "startDay": weekday(s.start_day),
+                                "startTime": format!("{:02}:{:02}", s.start_minute / 60, s.start_minute % 60),
+                                "utcOffset": format!("{}{:02}:{:02}", if o < 0 { '-' } else { '+' }, o.abs() / 60, o.abs() % 60),
+                            });
+                        }
+                    }
+                    v
+                })
+                .collect()
+        })
+    }
+    fn put(v: &mut Value, key: &str, value: Option<impl Serialize>) {
+        if let Some(x) = value {
+            v[key] = json!(x);
+        }
+    }
+    let stages: Vec<Value> = strategy
+        .stages
+        .iter()
+        .map(|s| {
+            let mut v = json!({ "name": s.name });
+            let groups: Vec<Value> = s
+                .groups
+                .iter()
+                .map(|g| {
+                    let mut gv = json!({ "name": g.name });
+                    put(
+                        &mut gv,
+                        "memberSelector",
+                        g.member_selector.as_ref().map(|m| json!({ "byLabel": m.to_string() })),
+                    );
+                    put(&mut gv, "maxConcurrency", limit(&g.max_concurrency));
+                    put(&mut gv, "maxAllowedFailures", limit(&g.max_allowed_failures));
+                    put(&mut gv, "beforeGates", gates(&g.before_gates));
+                    put(&mut gv, "afterGates", gates(&g.after_gates));
+                    gv
+                })
+                .collect();
+            put(&mut v, "groups", (!groups.is_empty()).then_some(groups));
+            put(&mut v, "memberSelector", s.member_selector.as_ref().map(|m| json!({ "byLabel": m.to_string() })));
+            put(
+                &mut v,
+                "afterStageWaitInSeconds",
+                (s.after_stage_wait.as_seconds() > 0).then(|| s.after_stage_wait.as_seconds()),
+            );
+            put(&mut v, "maxConcurrency", limit(&s.max_concurrency));
+            put(&mut v, "maxAllowedFailures", limit(&s.max_allowed_failures));
+            put(&mut v, "beforeGates", gates(&s.before_gates));
+            put(&mut v, "afterGates", gates(&s.after_gates));
+            v
+        })
+        .collect();
+    json!({ "stages": stages })
+}
+
+fn weekday(day: chrono::Weekday) -> &'static str {
+    use chrono::Weekday::*;
+    match day {
+        Mon => "Monday",
+        Tue => "Tuesday",
+        Wed => "Wednesday",
+        Thu => "Thursday",
+        Fri => "Friday",
+        Sat => "Saturday",
+        Sun => "Sunday",
+    }
 }
 
 pub fn run_status(ctx: &ReportContext, run_index: usize) -> UpdateRunStatus {

@@ -34,6 +34,7 @@ const MAX_DURATION: Duration = Duration::days(36_525);
 /// Collects problems while converting.
 pub(crate) struct Ctx {
     pub problems: Vec<Problem>,
+    pub warnings: Vec<Problem>,
     pub start: Time,
 }
 
@@ -241,7 +242,7 @@ fn build_inner(
     seed_override: Option<u64>,
     keep_dtos: bool,
 ) -> Result<(Scenario, Vec<MemberDto>), Vec<Problem>> {
-    let mut ctx = Ctx { problems: Vec::new(), start: Time(0) };
+    let mut ctx = Ctx { problems: Vec::new(), warnings: Vec::new(), start: Time(0) };
     if let Some(problem) = folder_name_problem(&dto.name, "scenario", "a report folder") {
         ctx.err("/name", problem);
     }
@@ -353,6 +354,7 @@ fn build_inner(
         inline_strategies,
         runs,
         profiles,
+        build_warnings: ctx.warnings,
     };
     Ok((scenario, dtos))
 }
@@ -619,8 +621,16 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
         .node_image_version
         .as_ref()
         .and_then(|v| NodeImageVersion::parse(v).map_err(|e| ctx.err(join(path, "nodeImageVersion"), e)).ok());
-    let os = match &p.os_sku {
-        Some(text) => parse_os_sku(text, version).map_err(|e| ctx.err(join(path, "osSku"), e)).ok(),
+    let (sku, sku_field) = match (&p.os_sku, &p.os_sku_arm) {
+        (Some(a), Some(b)) if a != b => {
+            ctx.err(join(path, "osSKU"), format!("osSKU {} and osSku {} disagree: keep one", echo(b), echo(a)));
+            (None, "osSku")
+        }
+        (Some(a), _) => (Some(a), "osSku"),
+        (None, b) => (b.as_ref(), "osSKU"),
+    };
+    let os = match sku {
+        Some(text) => parse_os_sku(text, version).map_err(|e| ctx.err(join(path, sku_field), e)).ok(),
         None => Some(match &image {
             Some(i) if i.is_windows() => {
                 if i.family().contains("2025") {
@@ -643,16 +653,44 @@ fn build_pool(ctx: &mut Ctx, p: &NodePoolDto, path: &str, version: Option<Kubern
             format!("image {} does not fit osSku {}", echo(&image.to_string()), os.api_name()),
         );
     }
-    let node_count = match p.node_count {
+    if let (Some(os), Some(os_type)) = (os, &p.os_type)
+        && (os_type == "Windows") != os.is_windows()
+    {
+        ctx.err(join(path, "osType"), format!("osType {} does not fit osSku {}", echo(os_type), os.api_name()));
+    }
+    let (count, count_field) = match (p.node_count, p.count) {
+        (Some(a), Some(b)) if a != b => {
+            ctx.err(join(path, "count"), format!("count {b} and nodeCount {a} disagree: keep one"));
+            (None, "nodeCount")
+        }
+        (Some(a), _) => (Some(a), "nodeCount"),
+        (None, b) => (b, "count"),
+    };
+    let node_count = match count {
         None => 3,
         Some(n) if (1..=1000).contains(&n) => n as u32,
         Some(n) => {
-            ctx.err(join(path, "nodeCount"), format!("{n} nodes: a pool has 1–1000 nodes"));
+            ctx.err(join(path, count_field), format!("{n} nodes: a pool has 1–1000 nodes"));
             1
         }
     };
-    let max_surge =
-        p.max_surge.as_ref().and_then(|s| parse_surge(&s.text()).map_err(|e| ctx.err(join(path, "maxSurge"), e)).ok());
+    let aks_surge = p.upgrade_settings.as_ref().and_then(|u| u.max_surge.as_ref());
+    let (surge, surge_field) = match (&p.max_surge, aks_surge) {
+        (Some(a), Some(b)) if a.text() != b.text() => {
+            ctx.err(
+                join(&join(path, "upgradeSettings"), "maxSurge"),
+                format!(
+                    "upgradeSettings.maxSurge {} and maxSurge {} disagree: keep one",
+                    echo(&b.text()),
+                    echo(&a.text())
+                ),
+            );
+            (None, join(path, "maxSurge"))
+        }
+        (Some(a), _) => (Some(a), join(path, "maxSurge")),
+        (None, b) => (b, join(&join(path, "upgradeSettings"), "maxSurge")),
+    };
+    let max_surge = surge.and_then(|s| parse_surge(&s.text()).map_err(|e| ctx.err(&surge_field, e)).ok());
     if ctx.problems.len() > before {
         return None;
     }
@@ -949,13 +987,25 @@ pub(crate) fn resolve_strategy(
     dto: &ScenarioDto,
 ) -> Result<(Option<Strategy>, Option<String>, String), ()> {
     match (inline, id) {
-        (Some(_), Some(_)) => {
-            ctx.err(id_path, "set either updateStrategyId or strategy, not both");
-            Err(())
+        // A run's GET carries both: the strategy it named and the snapshot taken of it at creation,
+        // which is what the service runs (SEMANTICS §1.2).
+        (Some((strategy, path)), Some(id)) => {
+            let name = strategy_name_of(id);
+            let named = dto.update_strategies.get(name);
+            if named.is_some_and(|n| !same_strategy(n, strategy)) {
+                ctx.warnings.push(Problem::new(
+                    path.clone(),
+                    format!(
+                        "the run's strategy snapshot differs from strategy {} it names in updateStrategyId; the run uses the snapshot, as the service does (remove one of them to say which you mean)",
+                        echo(name)
+                    ),
+                ));
+            }
+            build_strategy(ctx, strategy, &path).map(|s| (Some(s), None, path)).ok_or(())
         }
         (Some((strategy, path)), None) => build_strategy(ctx, strategy, &path).map(|s| (Some(s), None, path)).ok_or(()),
         (None, Some(id)) => {
-            let name = id.rsplit_once("/updateStrategies/").map_or(id, |(_, n)| n).trim_end_matches('/');
+            let name = strategy_name_of(id);
             match strategies.get(name) {
                 Some(s) => Ok((Some(s.clone()), Some(name.to_string()), join("/updateStrategies", name))),
                 None if dto.update_strategies.contains_key(name) => Err(()),
@@ -975,6 +1025,22 @@ pub(crate) fn resolve_strategy(
         }
         (None, None) => Ok((None, None, String::new())),
     }
+}
+
+/// The strategy name of an `updateStrategyId`: a name, or an ARM id ending in `/updateStrategies/NAME`
+/// (ARM ids compare case-insensitively).
+pub fn strategy_name_of(id: &str) -> &str {
+    let id = id.trim_end_matches('/');
+    let lower = id.to_ascii_lowercase();
+    match lower.rfind("/updatestrategies/") {
+        Some(at) => &id[at + "/updatestrategies/".len()..],
+        None => id,
+    }
+}
+
+/// Two strategies alike as the API writes them (limits `3` and `"3"` are the same).
+fn same_strategy(a: &StrategyDto, b: &StrategyDto) -> bool {
+    serde_json::to_value(a).ok() == serde_json::to_value(b).ok()
 }
 
 /// Maps plan problems (membership, resolved limits) to JSON Pointers under the strategy.

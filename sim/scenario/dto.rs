@@ -18,6 +18,13 @@ use super::generate::GeneratorDto;
 use super::releases::ReleasesDto;
 use super::window_dto::MaintenanceWindowDto;
 
+/// A read-only field of a pasted GET resource or of the az CLI's output: accepted and ignored.
+pub type ReadOnly = Option<Value>;
+
+/// The ARM form's `properties` wrapper: its fields are merged into the object that holds it before
+/// the object is read (`scenario::envelope`).
+pub type Properties = Option<serde_json::Map<String, Value>>;
+
 /// A what-if scenario: a fleet, its world, and update runs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -103,7 +110,7 @@ pub struct LimitsDto {
 }
 
 /// A fleet member: an AKS cluster.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MemberDto {
     /// Fleet member name, `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, 1–50 characters.
@@ -142,9 +149,52 @@ pub struct MemberDto {
     /// This member's upgrade durations: fields given here replace those of `models.duration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durations: Option<DurationModelDto>,
+    /// Read-only fields of the GET resource (`az … show`): accepted and ignored.
+    #[serde(default, skip_serializing)]
+    pub id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "type")]
+    pub resource_type: ReadOnly,
+    #[serde(default, skip_serializing, rename = "eTag")]
+    pub e_tag: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub system_data: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub resource_group: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub provisioning_state: ReadOnly,
+    // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
+    #[serde(default, skip_serializing)]
+    pub tenant_id: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub kind: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub location: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub subscription_id: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub managed_by: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub sku: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub plan: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub extended_location: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub tags: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub identity: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub zones: ReadOnly,
+    /// The ARM form's `properties`: merged into this object before it is read.
+    #[serde(default, skip_serializing)]
+    pub properties: Properties,
+    #[serde(default, skip_serializing)]
+    pub status: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub mesh_properties: ReadOnly,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NodePoolDto {
     pub name: String,
@@ -162,15 +212,171 @@ pub struct NodePoolDto {
     /// Created from a node-pool snapshot.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub from_snapshot: bool,
+    // An AKS `agentPoolProfiles` entry (`az aks show`) or agent pool resource, verbatim: its names
+    // for the fields above, each an alternative to ours (both given: they must agree) …
+    /// `count`: the AKS name of `nodeCount`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i64>,
+    /// `osSKU`: the ARM name of `osSku` (the az CLI prints `osSku`).
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "osSKU")]
+    pub os_sku_arm: Option<String>,
+    /// `Linux` or `Windows`: must fit `osSku`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["Linux", "Windows"]))]
+    pub os_type: Option<String>,
+    /// `upgradeSettings.maxSurge`: the AKS place of `maxSurge`; its other settings are ignored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_settings: Option<UpgradeSettingsDto>,
+    /// The pool's Kubernetes version: a member has one version in the simulation (its
+    /// `kubernetesVersion`); this one is accepted and not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orchestrator_version: Option<String>,
+    /// The agent pool resource's name (`az aks nodepool show`).
+    #[serde(default, skip_serializing)]
+    pub properties: Properties,
+    // … and the fields the simulation has no use for, accepted and ignored.
+    #[serde(default, skip_serializing, rename = "currentOrchestratorVersion")]
+    pub current_orchestrator_version: ReadOnly,
+    #[serde(default, skip_serializing, rename = "vmSize")]
+    pub vm_size: ReadOnly,
+    #[serde(default, skip_serializing, rename = "osDiskSizeGB")]
+    pub os_disk_size_gb: ReadOnly,
+    #[serde(default, skip_serializing, rename = "osDiskType")]
+    pub os_disk_type: ReadOnly,
+    #[serde(default, skip_serializing, rename = "kubeletDiskType")]
+    pub kubelet_disk_type: ReadOnly,
+    #[serde(default, skip_serializing, rename = "workloadRuntime")]
+    pub workload_runtime: ReadOnly,
+    #[serde(default, skip_serializing, rename = "messageOfTheDay")]
+    pub message_of_the_day: ReadOnly,
+    #[serde(default, skip_serializing, rename = "vnetSubnetID")]
+    pub vnet_subnet_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "podSubnetID")]
+    pub pod_subnet_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "podIPAllocationMode")]
+    pub pod_ipallocation_mode: ReadOnly,
+    #[serde(default, skip_serializing, rename = "maxPods")]
+    pub max_pods: ReadOnly,
+    #[serde(default, skip_serializing, rename = "maxCount")]
+    pub max_count: ReadOnly,
+    #[serde(default, skip_serializing, rename = "minCount")]
+    pub min_count: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enableAutoScaling")]
+    pub enable_auto_scaling: ReadOnly,
+    #[serde(default, skip_serializing, rename = "scaleDownMode")]
+    pub scale_down_mode: ReadOnly,
+    #[serde(default, skip_serializing, rename = "type")]
+    pub pool_type: ReadOnly,
+    #[serde(default, skip_serializing, rename = "mode")]
+    pub mode: ReadOnly,
+    #[serde(default, skip_serializing, rename = "powerState")]
+    pub power_state: ReadOnly,
+    #[serde(default, skip_serializing, rename = "availabilityZones")]
+    pub availability_zones: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enableNodePublicIP")]
+    pub enable_node_public_ip: ReadOnly,
+    #[serde(default, skip_serializing, rename = "nodePublicIPPrefixID")]
+    pub node_public_ipprefix_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "scaleSetPriority")]
+    pub scale_set_priority: ReadOnly,
+    #[serde(default, skip_serializing, rename = "scaleSetEvictionPolicy")]
+    pub scale_set_eviction_policy: ReadOnly,
+    #[serde(default, skip_serializing, rename = "spotMaxPrice")]
+    pub spot_max_price: ReadOnly,
+    #[serde(default, skip_serializing, rename = "tags")]
+    pub tags: ReadOnly,
+    #[serde(default, skip_serializing, rename = "nodeLabels")]
+    pub node_labels: ReadOnly,
+    #[serde(default, skip_serializing, rename = "nodeTaints")]
+    pub node_taints: ReadOnly,
+    #[serde(default, skip_serializing, rename = "nodeInitializationTaints")]
+    pub node_initialization_taints: ReadOnly,
+    #[serde(default, skip_serializing, rename = "proximityPlacementGroupID")]
+    pub proximity_placement_group_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "kubeletConfig")]
+    pub kubelet_config: ReadOnly,
+    #[serde(default, skip_serializing, rename = "linuxOSConfig")]
+    pub linux_osconfig: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enableEncryptionAtHost")]
+    pub enable_encryption_at_host: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enableUltraSSD")]
+    pub enable_ultra_ssd: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enableFIPS")]
+    pub enable_fips: ReadOnly,
+    #[serde(default, skip_serializing, rename = "gpuInstanceProfile")]
+    pub gpu_instance_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "gpuProfile")]
+    pub gpu_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "creationData")]
+    pub creation_data: ReadOnly,
+    #[serde(default, skip_serializing, rename = "capacityReservationGroupID")]
+    pub capacity_reservation_group_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "hostGroupID")]
+    pub host_group_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "networkProfile")]
+    pub network_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "windowsProfile")]
+    pub windows_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "securityProfile")]
+    pub security_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "virtualMachinesProfile")]
+    pub virtual_machines_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "virtualMachineNodesStatus")]
+    pub virtual_machine_nodes_status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "status")]
+    pub status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "localDNSProfile")]
+    pub local_dnsprofile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "nodeImageVersionStatus")]
+    pub node_image_version_status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "upgradeStrategy")]
+    pub upgrade_strategy: ReadOnly,
+    #[serde(default, skip_serializing, rename = "upgradeSettingsBlueGreen")]
+    pub upgrade_settings_blue_green: ReadOnly,
+    #[serde(default, skip_serializing, rename = "artifactStreamingProfile")]
+    pub artifact_streaming_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "eTag")]
+    pub e_tag: ReadOnly,
+    #[serde(default, skip_serializing, rename = "id")]
+    pub id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "provisioningState")]
+    pub provisioning_state: ReadOnly,
+    #[serde(default, skip_serializing, rename = "resourceGroup")]
+    pub resource_group: ReadOnly,
+    #[serde(default, skip_serializing, rename = "systemData")]
+    pub system_data: ReadOnly,
 }
 
-/// A value the API types as a string but people often write as a number (`"3"` or `3`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// An agent pool's `upgradeSettings`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpgradeSettingsDto {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_surge: Option<StringOrInt>,
+    #[serde(default, skip_serializing)]
+    pub max_unavailable: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub drain_timeout_in_minutes: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub node_soak_duration_in_minutes: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub undrainable_node_behavior: ReadOnly,
+}
+
+/// A value the API types as a string but people often write as a number (`"3"` or `3`). Written
+/// back as the API types it: a string.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(untagged)]
 #[schemars(extend("examples" = ["25%", "3"]))]
 pub enum StringOrInt {
     String(String),
     Int(i64),
+}
+
+impl Serialize for StringOrInt {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.text())
+    }
 }
 
 impl StringOrInt {
@@ -187,6 +393,51 @@ impl StringOrInt {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StrategyDto {
     pub stages: Vec<StageDto>,
+    /// The strategy resource's name: the name it is given in `updateStrategies`.
+    #[serde(default, skip_serializing)]
+    pub name: ReadOnly,
+    /// Read-only fields of the GET resource (`az … show`): accepted and ignored.
+    #[serde(default, skip_serializing)]
+    pub id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "type")]
+    pub resource_type: ReadOnly,
+    #[serde(default, skip_serializing, rename = "eTag")]
+    pub e_tag: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub system_data: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub resource_group: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub provisioning_state: ReadOnly,
+    // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
+    #[serde(default, skip_serializing)]
+    pub tenant_id: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub kind: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub location: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub subscription_id: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub managed_by: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub sku: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub plan: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub extended_location: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub tags: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub identity: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub zones: ReadOnly,
+    /// The ARM form's `properties`: merged into this object before it is read.
+    #[serde(default, skip_serializing)]
+    pub properties: Properties,
+    /// The strategy resource's `strategy` (az form): lifted into this object before it is read.
+    #[serde(default, skip_serializing)]
+    pub strategy: ReadOnly,
 }
 
 /// `UpdateStage`.
@@ -284,6 +535,50 @@ pub struct UpdateRunDto {
     /// Approve each Approval gate this long after it opens (overrides `models.approvals`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_policy: Option<Value>,
+    /// Read-only fields of the GET resource (`az … show`): accepted and ignored.
+    #[serde(default, skip_serializing)]
+    pub id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "type")]
+    pub resource_type: ReadOnly,
+    #[serde(default, skip_serializing, rename = "eTag")]
+    pub e_tag: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub system_data: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub resource_group: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub provisioning_state: ReadOnly,
+    // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
+    #[serde(default, skip_serializing)]
+    pub tenant_id: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub kind: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub location: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub subscription_id: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub managed_by: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub sku: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub plan: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub extended_location: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub tags: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub identity: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub zones: ReadOnly,
+    /// The ARM form's `properties`: merged into this object before it is read.
+    #[serde(default, skip_serializing)]
+    pub properties: Properties,
+    /// The run's status when it was read (`fleetsim run` writes it in `status/<run>.json`).
+    #[serde(default, skip_serializing)]
+    pub status: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub auto_upgrade_profile_id: ReadOnly,
 }
 
 /// `ManagedClusterUpdate`.

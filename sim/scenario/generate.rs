@@ -355,6 +355,7 @@ fn window_templates(ctx: &mut Ctx, list: &[WindowTemplateDto], path: &str) -> Ve
                 utc_offset: None,
                 start_date: None,
                 not_allowed_dates: None,
+                ..MaintenanceWindowDto::default()
             }),
             (Some("weekend"), None) => Some(MaintenanceWindowDto {
                 schedule: ScheduleDto {
@@ -366,6 +367,7 @@ fn window_templates(ctx: &mut Ctx, list: &[WindowTemplateDto], path: &str) -> Ve
                 utc_offset: None,
                 start_date: None,
                 not_allowed_dates: None,
+                ..MaintenanceWindowDto::default()
             }),
             (Some("none"), None) => None,
             (None, Some(window)) => Some(window.clone()),
@@ -801,6 +803,7 @@ fn draw_member(
                             .as_ref()
                             .map(|s| StringOrInt::String(draw_pick(&mut pool_rng, s, &places))),
                         from_snapshot: false,
+                        ..NodePoolDto::default()
                     }
                 })
                 .collect()
@@ -812,6 +815,7 @@ fn draw_member(
             node_image_version: None,
             max_surge: None,
             from_snapshot: false,
+            ..NodePoolDto::default()
         }],
     };
     let mut age_rng = stream("nodeImageAge");
@@ -852,6 +856,7 @@ fn draw_member(
         long_term_support,
         stopped,
         durations: if keep_dtos { plan.dto.durations.clone() } else { None },
+        ..MemberDto::default()
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod dto;
+pub mod envelope;
 pub mod generate;
 pub mod problem;
 pub mod profiles;
@@ -93,6 +94,9 @@ pub struct Scenario {
     pub inline_strategies: BTreeMap<String, Strategy>,
     pub runs: Vec<RunSpec>,
     pub profiles: Vec<ProfileSpec>,
+    /// Warnings only the DTOs can tell (a pasted run whose strategy snapshot differs from the
+    /// strategy it names); [`warnings::warnings`] adds them to the others.
+    pub build_warnings: Vec<Problem>,
 }
 
 impl Scenario {
@@ -123,19 +127,31 @@ pub fn parse_json(text: &str) -> Result<Value, Problem> {
     Ok(value)
 }
 
-/// Parses JSON text into the DTO: every problem of shape at once (see [`shape`]).
-pub fn parse_dto(text: &str) -> Result<ScenarioDto, Vec<Problem>> {
+/// Parses JSON text into the DTO: every problem of shape at once (see [`shape`]), with the moves
+/// of pasted Azure objects' envelopes ([`envelope`]).
+pub fn parse_dto(text: &str) -> Result<(ScenarioDto, envelope::Moves), Vec<Problem>> {
     dto_from_value(&parse_json(text).map_err(|p| vec![p])?)
 }
 
-/// Checks a scenario's JSON against the scenario schema and deserializes it once it fits.
-pub fn dto_from_value(value: &Value) -> Result<ScenarioDto, Vec<Problem>> {
-    let problems = SHAPE.check(value);
+/// Takes the envelopes off pasted Azure objects, checks the scenario's JSON against the scenario
+/// schema and deserializes it once it fits. Problems point into `value` as given.
+pub fn dto_from_value(value: &Value) -> Result<(ScenarioDto, envelope::Moves), Vec<Problem>> {
+    let mut value = value.clone();
+    let (moves, mut problems) = envelope::unwrap_scenario(&mut value);
+    problems.extend(SHAPE.check(&value));
     if !problems.is_empty() {
-        return Err(problem::collapse_problems(problems));
+        return Err(problem::collapse_problems(moves.locate(problems)));
     }
     // The shape check accepts only what deserializes; this is a guard, worded without serde's terms.
-    serde_path_to_error::deserialize(value).map_err(|e| vec![Problem::new(pointer_of(e.path()), NOT_ACCEPTED)])
+    let dto = serde_path_to_error::deserialize(&value)
+        .map_err(|e| moves.locate(vec![Problem::new(pointer_of(e.path()), NOT_ACCEPTED)]))?;
+    Ok((dto, moves))
+}
+
+/// Checks, deserializes and validates a scenario's JSON.
+pub fn from_value(value: &Value, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
+    let (dto, moves) = dto_from_value(value)?;
+    build::build(&dto, seed_override).map_err(|p| moves.locate(p))
 }
 
 /// The message of a value the shape check let through and serde refused (a bug if ever seen).
@@ -166,8 +182,7 @@ pub fn describe_json_error(e: &serde_json::Error) -> String {
 
 /// Parses and validates a scenario.
 pub fn parse_str(text: &str, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    let dto = parse_dto(text)?;
-    build::build(&dto, seed_override)
+    from_value(&parse_json(text).map_err(|p| vec![p])?, seed_override)
 }
 
 /// Parses and validates a scenario, and returns its whole fleet (explicit and generated members) in
@@ -176,8 +191,8 @@ pub fn parse_str_with_fleet(
     text: &str,
     seed_override: Option<u64>,
 ) -> Result<(Scenario, Vec<dto::MemberDto>), Vec<Problem>> {
-    let dto = parse_dto(text)?;
-    build::build_with_fleet(&dto, seed_override)
+    let (dto, moves) = parse_dto(text)?;
+    build::build_with_fleet(&dto, seed_override).map_err(|p| moves.locate(p))
 }
 
 /// Reads, parses and validates a scenario file.

@@ -378,7 +378,16 @@ fn shared_keys(schema: &Value, value: &Value) -> usize {
 }
 
 fn unknown_field(key: &str, properties: Option<&Map<String, Value>>, path: &str) -> Problem {
-    let known: Vec<&str> = properties.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+    // Fields only read from pasted Azure objects and ignored (`writeOnly` in the schema: never
+    // written back) are accepted but not offered: the list stays the scenario's own fields.
+    let known: Vec<&str> = properties
+        .map(|p| {
+            p.iter()
+                .filter(|(_, schema)| schema.get("writeOnly") != Some(&Value::Bool(true)))
+                .map(|(k, _)| k.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
     let closest = known
         .iter()
         .map(|k| (strsim::jaro_winkler(&key.to_lowercase(), &k.to_lowercase()), *k))

@@ -23,7 +23,7 @@ const OPTIONS_SHOWN: usize = 8;
 
 /// Every warning about a validated scenario, in file order (strategies, then runs, then profiles).
 pub fn warnings(scenario: &Scenario) -> Vec<Problem> {
-    let mut out = Vec::new();
+    let mut out = scenario.build_warnings.clone();
     let keys = label_keys(&scenario.fleet);
     for (name, strategy) in &scenario.strategies {
         // A named strategy no run uses was never planned: plan it now (if it cannot be planned, a run

@@ -11,11 +11,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Duration, Time};
 use crate::fleet::window::{MaintenanceWindow, Recurrence, WeekIndex};
+use crate::scenario::dto::ReadOnly;
 use crate::scenario::problem::{Problem, join};
 
 /// `properties.maintenanceWindow` of an AKS maintenance configuration (aks-models.md §1.2), e.g.
 /// the value of a member's `aksManagedAutoUpgradeSchedule` or `aksManagedNodeOSUpgradeSchedule`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MaintenanceWindowDto {
     /// Exactly one recurrence.
@@ -37,6 +38,53 @@ pub struct MaintenanceWindowDto {
     /// Blackouts: inclusive local date ranges during which the window stays closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_allowed_dates: Option<Vec<DateSpanDto>>,
+    /// The maintenance configuration's name (`az aks maintenanceconfiguration show`): the field
+    /// this window is given as.
+    #[serde(default, skip_serializing)]
+    pub name: ReadOnly,
+    /// Read-only fields of the maintenance configuration resource: accepted and ignored.
+    #[serde(default, skip_serializing)]
+    pub id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "type")]
+    pub resource_type: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub system_data: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub resource_group: ReadOnly,
+    // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
+    #[serde(default, skip_serializing)]
+    pub tenant_id: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub kind: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub location: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub subscription_id: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub managed_by: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub sku: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub plan: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub extended_location: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub tags: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub identity: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub zones: ReadOnly,
+    /// The legacy configuration's fields, `null` in the az CLI's output of the other two; a value
+    /// is an error naming how to convert it.
+    #[serde(default, skip_serializing)]
+    pub time_in_week: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub not_allowed_time: ReadOnly,
+    /// The configuration's `maintenanceWindow` / `properties`: lifted into this object before it is read.
+    #[serde(default, skip_serializing)]
+    pub maintenance_window: ReadOnly,
+    #[serde(default, skip_serializing)]
+    pub properties: crate::scenario::dto::Properties,
 }
 
 /// `schedule`: exactly one member set, the others absent or `null` (as AKS prints them).

@@ -408,8 +408,7 @@ pub fn value_text(value: &Value) -> String {
 
 /// Parses and validates scenario JSON the way `fleetsim run` does with a file.
 pub fn build_value(value: &Value, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    let dto = scenario::dto_from_value(value)?;
-    scenario::build::build(&dto, seed_override)
+    scenario::from_value(value, seed_override)
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -33,8 +33,11 @@ fn run_writes_the_report_folder_and_exits_zero() {
     assert_eq!(members.lines().count(), 201);
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     assert!(timeline.starts_with("time,run,scope,stage,group,member,gate,from,to,message\n"));
-    let status: serde_json::Value =
+    let resource: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("status/upgrade-1-33.json")).unwrap()).unwrap();
+    assert_eq!(resource["type"], "Microsoft.ContainerService/fleets/updateRuns");
+    assert!(resource["id"].as_str().unwrap().ends_with("/fleets/fleet/updateRuns/upgrade-1-33"));
+    let status = &resource["properties"]["status"];
     assert!(
         status["stages"][0]["groups"][0]["members"][0]["clusterResourceId"]
             .as_str()

@@ -174,11 +174,6 @@ const CASES: &[(&str, &str, &[&str])] = &[
         r#"{"members": [{"name": "m1", "region": "westeurope", "kubernetesVersion": "1.32.4", "aksManagedAutoUpgradeSchedule": {"schedule": {"weekly": {"intervalWeeks": 1, "dayOfWeek": "Sunday"}}, "durationHours": 2, "startTime": "01:00"}}]}"#,
         &["/members/0/aksManagedAutoUpgradeSchedule/durationHours:"],
     ),
-    (
-        "both strategy and strategy id",
-        r#"{"updateRuns": [{"strategy": {"stages": [{"name": "x", "groups": [{"name": "ga"}]}]}}]}"#,
-        &["/updateRuns/0/updateStrategyId: set either updateStrategyId or strategy, not both"],
-    ),
 ];
 
 #[test]

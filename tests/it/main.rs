@@ -2,6 +2,7 @@
 
 mod support;
 
+mod azure;
 mod cli;
 mod conformance;
 mod critical;
