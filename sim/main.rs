@@ -248,6 +248,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let replace = if args.force { report::Replace::AnyFolder } else { report::Replace::Reports };
     // Before anything is simulated or written: a folder fleetsim may not replace is refused at once.
     report::check_folder(&out, replace)?;
+    if let Some(target) = &args.dump_fleet {
+        check_dump_target(target, path, &out)?;
+    }
     let warn = Warn { strict: args.strict, quiet: args.quiet };
     let file = path.display().to_string();
     let mut warnings = scenario::warnings::warnings(&scenario);
@@ -312,14 +315,15 @@ fn print_run_summary(
     for (r, run) in result.runs.iter().enumerate().take(RUNS_SHOWN) {
         let total: usize = run.stages.iter().flat_map(|s| s.groups.iter()).map(|g| g.members.len()).sum();
         let completed = report::tables::count_state(run, fleetsim::orchestrator::UpdateState::Completed);
-        let makespan =
-            run.start_time.map(|s| format!("{:.1} h", (run.completed_time.unwrap_or(result.end) - s).as_hours_f64()));
+        let state = match run.start_time {
+            Some(s) => {
+                format!("{} after {:.1} h", run.state, (run.completed_time.unwrap_or(result.end) - s).as_hours_f64())
+            }
+            None => "never started".to_string(),
+        };
         lines.push(format!(
-            "  run {}: {} after {}, {completed}/{total} members completed, failureCount {}",
-            run.name,
-            run.state,
-            makespan.unwrap_or_else(|| "never started".to_string()),
-            run.failure_count
+            "  run {}: {state}, {completed}/{total} members completed, failureCount {}",
+            run.name, run.failure_count
         ));
         lines.extend(paths[r].lines().into_iter().map(|l| format!("    {l}")));
         if let Some(blocked) = report::summary::blocked(run, &result.specs[r]) {
@@ -354,6 +358,40 @@ fn load_with_fleet(
 }
 
 /// Writes the fleet whole or not at all ([`output::write_file`]), or to standard output.
+/// `--dump-fleet FILE` never replaces the scenario being run, never lands inside the report folder
+/// (the report replaces that folder whole), and needs a folder that exists.
+fn check_dump_target(target: &Path, scenario: &Path, out: &Path) -> Result<(), Failure> {
+    if target == Path::new("-") {
+        return Ok(());
+    }
+    let shown = target.display();
+    let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+    if canonical(target).is_some() && canonical(target) == canonical(scenario) {
+        return Err(Failure::Invalid(vec![format!(
+            "{shown}: --dump-fleet names the scenario file itself; give another file so the scenario is kept"
+        )]));
+    }
+    let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let folder = canonical(parent);
+    let inside = match (canonical(out), &folder) {
+        (Some(out), Some(folder)) => folder.starts_with(out),
+        _ => parent.starts_with(out),
+    };
+    if inside {
+        return Err(Failure::Invalid(vec![format!(
+            "{shown}: --dump-fleet is inside the report folder {}, which the report replaces whole; write the fleet elsewhere",
+            out.display()
+        )]));
+    }
+    if folder.is_none() {
+        return Err(Failure::Invalid(vec![format!(
+            "{shown}: the folder {} does not exist; create it first or give another --dump-fleet file",
+            parent.display()
+        )]));
+    }
+    Ok(())
+}
+
 fn dump_fleet(target: &Path, fleet: &[scenario::dto::MemberDto]) -> Result<(), Failure> {
     let mut bytes = serde_json::to_vec_pretty(fleet).map_err(anyhow::Error::from)?;
     bytes.push(b'\n');
@@ -519,7 +557,7 @@ fn run_sweep(
         let what = shard.map_or(String::new(), |s| format!(" shard {s}"));
         let rate = report.ran as f64 / report.elapsed.as_secs_f64().max(1e-9);
         say!(
-            "sweep {}{what}: {} points × {} replications; {} of {} replications run now ({} found done) in {:.1} s, {:.0} replications/s on {threads} threads",
+            "sweep {}{what}: {} points × {} replications; {} of {} replications run now ({} found done) in {:.1} s, {:.0} replications/s on {threads} thread{}",
             plan.name,
             plan.points.len(),
             plan.replications,
@@ -527,7 +565,8 @@ fn run_sweep(
             report.jobs,
             report.already_done,
             report.elapsed.as_secs_f64(),
-            rate
+            rate,
+            if threads == 1 { "" } else { "s" }
         );
         if report.unreadable_lines > 0 {
             say!("  {} unreadable journal lines were ignored; their replications ran again", report.unreadable_lines);

@@ -144,11 +144,13 @@ pub struct Transition {
 pub enum BlockedOn {
     /// Never started: no start time and no `start` action, or one after the end.
     Start,
-    /// A `Pending` gate of the current stage (the first in tree order), since it opened.
-    Gate { gate: GateRef, since: Time },
+    /// A `Pending` gate of the current stage (the first in tree order), since it opened; `until`:
+    /// when a ScheduledStart gate is due (an Approval gate waits for someone).
+    Gate { gate: GateRef, since: Time, until: Option<Time> },
     /// `Pending` members of the current stage waiting for `kind` (the most common reason), since
-    /// the earliest of them began waiting.
-    Members { stage: u16, kind: PendingKind, count: u32, since: Time },
+    /// the earliest of them began waiting; `until`: the earliest instant one of them could go on
+    /// (the next window opening or regional release), `None` when none ever will.
+    Members { stage: u16, kind: PendingKind, count: u32, since: Time, until: Option<Time> },
 }
 
 /// Lifecycle position of a stage or group; display states are derived from it.
@@ -448,20 +450,29 @@ impl UpdateRun {
             .filter(|r| r.stage as usize == s)
             .find(|&r| self.gate(r).state == UpdateState::Pending)
         {
-            return Some(BlockedOn::Gate { gate: r, since: self.gate(r).start_time.unwrap_or_default() });
+            let gate = self.gate(r);
+            let until = match gate.config.kind {
+                GateKind::ScheduledStart(_) => gate.due,
+                GateKind::Approval => None,
+            };
+            return Some(BlockedOn::Gate { gate: r, since: gate.start_time.unwrap_or_default(), until });
         }
-        let mut by_kind: BTreeMap<PendingKind, (u32, Time)> = BTreeMap::new();
+        let mut by_kind: BTreeMap<PendingKind, (u32, Time, Option<Time>)> = BTreeMap::new();
         for member in stage.groups.iter().flat_map(|g| g.members.iter()) {
             if let (UpdateState::Pending, Some(kind)) = (member.state, member.pending_kind) {
-                let entry = by_kind.entry(kind).or_insert((0, member.pending_since));
+                let entry = by_kind.entry(kind).or_insert((0, member.pending_since, None));
                 entry.0 += 1;
                 entry.1 = entry.1.min(member.pending_since);
+                entry.2 = match (entry.2, member.recheck_at) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
             }
         }
         by_kind
             .into_iter()
-            .max_by_key(|&(kind, (count, _))| (count, std::cmp::Reverse(kind)))
-            .map(|(kind, (count, since))| BlockedOn::Members { stage: s as u16, kind, count, since })
+            .max_by_key(|&(kind, (count, _, _))| (count, std::cmp::Reverse(kind)))
+            .map(|(kind, (count, since, until))| BlockedOn::Members { stage: s as u16, kind, count, since, until })
     }
 
     /// No new member can start and nothing new is reached (SEMANTICS §11 "Halts").

@@ -96,6 +96,10 @@ pub struct Blocked {
     pub members: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    /// When the wait would end (a ScheduledStart gate's time, a window's next opening, a release
+    /// reaching a region), after the end of the simulation; absent when nothing ends it by itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
     /// One line for people: "blocked on gate \"prod sign-off\" since 2026-03-02T00:00:00Z".
     pub text: String,
 }
@@ -112,7 +116,8 @@ pub fn horizon_warnings(scenario: &Scenario, result: &SimResult) -> Vec<Problem>
             continue;
         }
         let advice = match blocked(run, spec) {
-            Some(b) => format!("it is {}, so a longer horizon would not finish it", b.text),
+            Some(b) if b.until.is_none() => format!("it is {}, so a longer horizon would not finish it", b.text),
+            Some(b) => format!("it is {}: raise settings.horizon to see it go on", b.text),
             None => "raise settings.horizon to see it finish".to_string(),
         };
         out.push(Problem::new(
@@ -134,22 +139,25 @@ pub fn blocked(run: &UpdateRun, spec: &RunSpec) -> Option<Blocked> {
             gate: None,
             members: None,
             since: None,
+            until: spec.start.map(|t| t.to_rfc3339()),
             text: match spec.start {
                 None => "not started: a manual start was never given".to_string(),
                 Some(at) => format!("not started: its start {at} is after the end of the simulation"),
             },
         },
-        BlockedOn::Gate { gate, since } => {
+        BlockedOn::Gate { gate, since, until } => {
             let name = gate_description(run, gate);
+            let due = until.map(|t| format!(", due {t}")).unwrap_or_default();
             Blocked {
                 reason: "gate",
-                text: format!("blocked on gate {name} since {since}"),
-                gate: Some(name),
+                text: format!("blocked on gate {name} since {since}{due}"),
+                gate: Some(run.gate(gate).config.display_name.clone().unwrap_or(name)),
                 members: None,
                 since: Some(since.to_rfc3339()),
+                until: until.map(|t| t.to_rfc3339()),
             }
         }
-        BlockedOn::Members { stage, kind, count, since } => {
+        BlockedOn::Members { stage, kind, count, since, until } => {
             let (reason, why) = match kind {
                 PendingKind::Window => ("window", "maintenance windows that did not open"),
                 PendingKind::Availability => ("availability", "a release not yet in their region"),
@@ -159,8 +167,15 @@ pub fn blocked(run: &UpdateRun, spec: &RunSpec) -> Option<Blocked> {
                 reason,
                 gate: None,
                 members: Some(count),
-                text: format!("blocked on {why}: {count} members of stage \"{stage}\" Pending since {since}"),
+                text: format!(
+                    "blocked on {why}: {count} members of stage \"{stage}\" Pending since {since}{}",
+                    match until {
+                        Some(t) => format!(", the first could go on at {t}"),
+                        None => ", and none ever will by itself".to_string(),
+                    }
+                ),
                 since: Some(since.to_rfc3339()),
+                until: until.map(|t| t.to_rfc3339()),
             }
         }
     })

@@ -851,10 +851,19 @@ fn gates(ctx: &mut Ctx, list: &Option<Vec<GateDto>>, path: &str, timing: Timing)
         .enumerate()
         .filter_map(|(i, gate)| {
             let gate_path = join(path, i);
-            if let Some(name) = &gate.display_name
-                && !(1..=100).contains(&name.chars().count())
-            {
-                ctx.err(join(&gate_path, "displayName"), "displayName has 1–100 characters");
+            if let Some(name) = &gate.display_name {
+                if !(1..=100).contains(&name.chars().count()) {
+                    ctx.err(join(&gate_path, "displayName"), "displayName has 1–100 characters");
+                } else if name.chars().any(char::is_control) {
+                    // It is printed on the console and in every report: one line, no terminal codes.
+                    ctx.err(
+                        join(&gate_path, "displayName"),
+                        format!(
+                            "displayName {} has a control character (a newline, tab or escape); use plain text",
+                            echo(name)
+                        ),
+                    );
+                }
             }
             let kind = match gate.kind.as_str() {
                 "Approval" => {

@@ -283,6 +283,16 @@ fn horizon_warnings(out: &mut Vec<Problem>, scenario: &Scenario, run: &RunSpec, 
             ),
         ));
     }
+    let started_by_action = run.actions.iter().any(|a| matches!(a.kind, ActionKind::Start) && a.at <= end);
+    if run.start.is_none() && !started_by_action {
+        out.push(Problem::new(
+            join(path, "start"),
+            format!(
+                "run \"{}\" is \"manual\" and no start action starts it: it stays NotStarted to the end of the simulation; add {{\"at\": …, \"action\": \"start\"}} or give a start time",
+                run.name
+            ),
+        ));
+    }
     for (j, action) in run.actions.iter().enumerate().filter(|(_, a)| a.at > end) {
         let kind = match action.kind {
             ActionKind::Start => "start",

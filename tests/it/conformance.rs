@@ -223,7 +223,7 @@ fn a_run_blocked_on_an_approval_runs_to_the_horizon() {
     assert_eq!(run["hoursPending"]["gate"], json!(720.0));
     assert_eq!(summary["horizonReached"], json!(true));
     assert_eq!(run["blockedOn"]["reason"], "gate");
-    assert_eq!(run["blockedOn"]["gate"], "\"prod sign-off\"");
+    assert_eq!(run["blockedOn"]["gate"], "prod sign-off");
     assert_eq!(run["blockedOn"]["since"], START);
 }
 
@@ -426,4 +426,22 @@ fn summary_json(scenario: &str) -> Value {
     let (s, r) = run(scenario);
     let ctx = fleetsim::report::ReportContext::new(&s, &r);
     serde_json::to_value(fleetsim::report::summary::summary(&ctx)).unwrap()
+}
+
+/// A gate's displayName is printed on the console and in every report: control characters are
+/// refused.
+#[test]
+fn a_display_name_with_control_characters_is_invalid() {
+    let scenario = text(json!({
+        "name": "control", "seed": 1, "start": START,
+        "members": [one_member_group("m1", "g")],
+        "updateRuns": [{"name": "run1",
+            "managedClusterUpdate": {"upgrade": {"type": "ControlPlaneOnly", "kubernetesVersion": "1.33.2"}},
+            "strategy": {"stages": [{"name": "s", "groups": [{"name": "g"}],
+                "beforeGates": [{"type": "Approval", "displayName": "canary\nlooks \u{1b}[31mhealthy"}]}]}}]
+    }));
+    let p = problems(&scenario);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!(p[0].path, "/updateRuns/0/strategy/stages/0/beforeGates/0/displayName");
+    assert!(p[0].message.contains("control character") && !p[0].message.contains('\n'), "{}", p[0].message);
 }

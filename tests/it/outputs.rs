@@ -272,3 +272,22 @@ fn threads_zero_is_rejected() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("give a whole number of at least 1"), "{}", stderr(&out));
 }
+
+/// `--dump-fleet` never replaces the scenario it runs, never lands in the report folder (which the
+/// report replaces whole), and names a missing folder: exit 2 before anything is simulated.
+#[test]
+fn dump_fleet_never_takes_the_scenario_or_the_report_folder() {
+    let (dir, scenario) = workspace();
+    let before = std::fs::read(&scenario).unwrap();
+    let out = run_into(dir.path(), &scenario, "report", &["--dump-fleet", "small.json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("names the scenario file itself"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&scenario).unwrap(), before, "the scenario is kept");
+    let out = run_into(dir.path(), &scenario, "report", &["--dump-fleet", "report/fleet.json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("inside the report folder"), "{}", stderr(&out));
+    let out = run_into(dir.path(), &scenario, "report", &["--dump-fleet", "nowhere/fleet.json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the folder nowhere does not exist"), "{}", stderr(&out));
+    assert_eq!(listing(dir.path()), ["small.json"], "nothing written");
+}

@@ -269,3 +269,43 @@ fn sweep_warnings_name_the_base_file_and_the_points_they_concern() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(stderr(&out).lines().filter(|l| l.starts_with("warning: base.json: ")).count(), 2);
 }
+
+/// A manual run that no action starts never runs: one warning at its `start`.
+#[test]
+fn a_manual_run_nobody_starts_is_a_warning() {
+    let doc = scenario(clean_stages(), json!({"start": "manual"}), json!({}));
+    let files = Files::new(&[("m.json", &doc)]);
+    let out = files.fleetsim(&["validate", "m.json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: m.json: /updateRuns/0/start: run \"r\" is \"manual\" and no start action starts it"),
+        "{err}"
+    );
+    let started =
+        scenario(clean_stages(), json!({"start": "manual", "actions": [{"at": "+1h", "action": "start"}]}), json!({}));
+    let files = Files::new(&[("m.json", &started)]);
+    let out = files.fleetsim(&["validate", "m.json"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A run the horizon cuts while a ScheduledStart gate is due later is not "blocked for good": the
+/// warning says a longer horizon lets it go on, and `blockedOn.until` gives the gate's time.
+#[test]
+fn a_scheduled_gate_after_the_horizon_is_cut_not_blocked_for_good() {
+    let stages = json!([{"name": "canary", "memberSelector": {"byLabel": "ring=canary"},
+        "beforeGates": [{"type": "ScheduledStart", "displayName": "Tuesday",
+            "scheduledStartConfiguration": {"startDay": "Tuesday", "startTime": "09:00", "utcOffset": "+00:00"}}]},
+        {"name": "broad", "memberSelector": {"byLabel": "ring=broad"}}]);
+    let doc = scenario(stages, json!({}), json!({"settings": {"horizon": "20h"}}));
+    let files = Files::new(&[("g.json", &doc)]);
+    let out = files.fleetsim(&["run", "g.json", "--out", "rep"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("raise settings.horizon to see it go on"), "{err}");
+    assert!(!err.contains("a longer horizon would not finish it"), "{err}");
+    let summary: Value =
+        serde_json::from_slice(&std::fs::read(files.path().join("rep/summary.json")).unwrap()).unwrap();
+    let blocked = &summary["runs"][0]["blockedOn"];
+    assert_eq!((blocked["reason"].as_str(), blocked["gate"].as_str()), (Some("gate"), Some("Tuesday")));
+    assert_eq!(blocked["until"], "2026-03-03T09:00:00Z");
+}
