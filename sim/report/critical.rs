@@ -300,7 +300,9 @@ fn critical_path(
             return;
         }
         if run_state == UpdateState::Stopping {
+            // Stopping time is its own part (after a failure or a user stop), never a stage's too.
             stopping += (to - from).as_seconds();
+            return;
         }
         for (s, track) in stages.iter_mut().enumerate() {
             if track.active() {

@@ -224,3 +224,17 @@ fn the_console_says_what_a_blocked_or_cut_run_waits_for() {
         outputs[1]
     );
 }
+
+/// A user stop while members run: the stage's time ends at the stop and the rest is Stopping, so
+/// the parts still add up to the run (no time counted twice).
+#[test]
+fn a_user_stop_splits_the_stage_from_the_stopping_time() {
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga", "maxConcurrency": "2"}]}]});
+    let actions = json!({"actions": [{"at": "+30m", "action": "stop"}]});
+    let (s, r) = run(&scenario_json(members("a", "ga", 3), strategy, actions, json!({})));
+    let p = critical_paths(&s, &r).remove(0);
+    assert_eq!(split(&p.stages[0]), (30 * 60, 30 * 60, 0, 0, 0, 0));
+    assert_eq!(p.stopping, Seconds(30 * 60));
+    let makespan = (r.runs[0].completed_time.unwrap_or(r.end) - r.runs[0].start_time.unwrap()).as_seconds();
+    assert_eq!(p.stages[0].total.0 + p.stopping.0, makespan);
+}
