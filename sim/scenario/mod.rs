@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::LazyLock;
 
+use crate::text;
 use serde_json::Value;
 
 use crate::engine::{Duration, Time};
@@ -121,10 +122,75 @@ static SHAPE: LazyLock<shape::Shape> = LazyLock::new(shape::Shape::of::<Scenario
 /// serde_json's line and column.
 pub fn parse_json(text: &str) -> Result<Value, Problem> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize::<_, Value>(&mut deserializer)
+    let value = serde_path_to_error::deserialize::<_, NoDuplicateKeys>(&mut deserializer)
         .map_err(|e| Problem::new(pointer_of(e.path()), describe_json_error(e.inner())))?;
     deserializer.end().map_err(|e| Problem::new("", describe_json_error(&e)))?;
-    Ok(value)
+    Ok(value.0)
+}
+
+/// A JSON value whose objects never repeat a key: JSON leaves a repeated key undefined and a plain
+/// parse keeps the last one silently, so a second `"seed"` or a strategy given twice under one name
+/// would drop the first without a word.
+struct NoDuplicateKeys(Value);
+
+const DUPLICATE_KEY: &str = "duplicate key";
+
+impl<'de> serde::Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = NoDuplicateKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(NoDuplicateKeys(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(NoDuplicateKeys(Value::from(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(NoDuplicateKeys(Value::from(v)))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(NoDuplicateKeys(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(NoDuplicateKeys(Value::String(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(NoDuplicateKeys(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(NoDuplicateKeys(Value::Null))
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(NoDuplicateKeys(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(NoDuplicateKeys(v)) = seq.next_element()? {
+                    items.push(v);
+                }
+                Ok(NoDuplicateKeys(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut object = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if object.contains_key(&key) {
+                        return Err(serde::de::Error::custom(format!(
+                            "{DUPLICATE_KEY} {}: the object already has it and only one value can count (keep one)",
+                            text::echo(&key)
+                        )));
+                    }
+                    let NoDuplicateKeys(value) = map.next_value()?;
+                    object.insert(key, value);
+                }
+                Ok(NoDuplicateKeys(Value::Object(object)))
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
 }
 
 /// Parses JSON text into the DTO: every problem of shape at once (see [`shape`]), with the moves
@@ -174,6 +240,9 @@ pub fn pointer_of(path: &serde_path_to_error::Path) -> String {
 /// A JSON syntax error in words: serde_json's own, which speak of JSON, with its line and column.
 pub fn describe_json_error(e: &serde_json::Error) -> String {
     let text = e.to_string();
+    if text.starts_with(DUPLICATE_KEY) {
+        return text;
+    }
     match text.strip_prefix("recursion limit exceeded") {
         Some(rest) => format!("malformed JSON: values nested more than 128 levels deep{rest}"),
         None => format!("malformed JSON: {text}"),

@@ -26,7 +26,7 @@ pub use dto::SweepDto;
 pub use exec::{ExecOptions, ExecReport, merge, run};
 pub use folder::{FolderLock, Shard};
 pub use metrics::Metric;
-pub use plan::{FileKind, SweepPlan, SweepProblem, file_kind, is_scenario_text, is_sweep_text, load};
+pub use plan::{FileKind, SweepPlan, SweepProblem, file_kind, from_text, is_scenario_text, is_sweep_text, load};
 
 /// Why a sweep could not run or merge.
 #[derive(Debug, thiserror::Error)]

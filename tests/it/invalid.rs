@@ -203,3 +203,24 @@ fn problems_are_all_reported_not_just_the_first() {
     );
     assert_eq!(problems(&text).len(), 3, "{:#?}", problems(&text));
 }
+
+/// A key given twice in one object is an error (a plain JSON parse would keep the last silently),
+/// naming the object and the key; sweep files get the same.
+#[test]
+fn a_key_given_twice_is_an_error() {
+    let p = problems(r#"{"name": "dup", "seed": 42, "seed": 43, "start": "2026-03-02T00:00:00Z"}"#);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].message.starts_with("duplicate key \"seed\""), "{}", p[0].message);
+    let p = problems(
+        r#"{"name": "dup", "start": "2026-03-02T00:00:00Z", "updateStrategies": {"a": {"stages": []}, "a": {"stages": []}}}"#,
+    );
+    assert_eq!(p[0].path, "/updateStrategies");
+    assert!(p[0].message.starts_with("duplicate key \"a\""), "{}", p[0].message);
+    let sweep = fleetsim::sweep::from_text(
+        r#"{"name": "s", "scenario": "base.json", "replications": 1, "replications": 2, "parameters": []}"#,
+        "sweep.json",
+        std::path::Path::new("."),
+    );
+    let Err(problems) = sweep else { panic!("a sweep with a key given twice is invalid") };
+    assert!(problems[0].to_string().contains("duplicate key \"replications\""), "{:?}", problems[0].to_string());
+}
