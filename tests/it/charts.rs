@@ -427,3 +427,26 @@ fn aggregated_timeline_rows_split_pending_by_reason_in_the_member_colours() {
         |color: &str| gantt.lines().any(|l| l.starts_with("<polygon") && l.contains(&format!("fill=\"{color}\"")));
     assert!(bands("#8E6BC4"), "availability Pending drawn in violet in the group rows");
 }
+
+#[test]
+fn crowded_guide_labels_are_left_out_and_counted_rather_than_drawn_over_each_other() {
+    // Twelve runs of the example at once: 36 stage starts in a few hours.
+    let file = std::fs::read_to_string(crate::support::root().join("scenarios/example.json")).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&file).unwrap();
+    let template = value["updateRuns"][0].clone();
+    value["updateRuns"] = (0..12)
+        .map(|i| {
+            let mut r = template.clone();
+            r["name"] = json!(format!("upgrade-{i:02}"));
+            r
+        })
+        .collect();
+    let (scenario, result) = run(&value.to_string());
+    let files = render_files(&scenario, &result);
+    let completion = text(&files, "charts/completion.svg");
+    let drawn = completion.matches(" canary\n</text>").count();
+    assert!(drawn >= 1 && drawn < 12, "some, not all, stage-start labels of canary are drawn: {drawn}");
+    assert!(completion.contains("guide labels left out for want of room"));
+    let concurrency = text(&files, "charts/concurrency.svg");
+    assert!(concurrency.contains("guide labels left out for want of room"));
+}

@@ -865,6 +865,7 @@ impl Figure for LinesFigure<'_> {
         let y_hi = y_max * 1.08 + 0.5;
         let (y_ticks, y_step) = draw::nice_ticks(0.0, y_hi, 8, 1.0);
         let step = frame.axis.step_seconds;
+        let area = draw::inset_for_y_desc(&area);
         let mut chart = draw::xy_chart(
             &area,
             draw::Frame {
@@ -883,38 +884,54 @@ impl Figure for LinesFigure<'_> {
             }
             chart.draw_series(LineSeries::new(s.points.iter().copied(), s.color.stroke_width(s.width)))?;
         }
-        let label_style = draw::anchored(draw::font_color(11.0, draw::MUTED), HPos::Left, VPos::Bottom);
-        for (k, guide) in guides.iter().enumerate() {
+        // Every guide line first, then the labels where they fit (see `draw::Placer`).
+        let mut lines = Vec::with_capacity(guides.len());
+        for guide in &guides {
             let style = ShapeStyle::from(guide.color.mix(0.8)).stroke_width(1);
-            match guide.at {
-                GuideAt::Time(t) => {
-                    let x = t as f64;
-                    chart.draw_series(DashedLineSeries::new(vec![(x, 0.0), (x, y_hi)], 6, 4, style))?;
-                    let (px, py) = chart.backend_coord(&(x, y_hi));
-                    let y = py + 14 + 13 * (k % 3) as i32;
-                    root.draw(&Text::new(guide.label.clone(), (px + 4, y), label_style.clone()))?;
+            let (label, points) = match guide.at {
+                GuideAt::Time(t) => (guide.label.clone(), vec![(t as f64, 0.0), (t as f64, y_hi)]),
+                GuideAt::Level { from, to, value, .. } if value > y_hi => (
+                    format!("{} (above the scale)", guide.label),
+                    vec![(from as f64, y_hi * 0.99), (to as f64, y_hi * 0.99)],
+                ),
+                GuideAt::Level { from, to, value, .. } => {
+                    (guide.label.clone(), vec![(from as f64, value), (to as f64, value)])
                 }
-                GuideAt::Level { from, to, value, label_at_end } => {
-                    let (value, label) = if value > y_hi {
-                        (y_hi * 0.99, format!("{} (above the scale)", guide.label))
-                    } else {
-                        (value, guide.label.clone())
-                    };
-                    let points = vec![(from as f64, value), (to as f64, value)];
-                    chart.draw_series(DashedLineSeries::new(points, 6, 4, style))?;
-                    if label_at_end {
-                        let (px, py) = chart.backend_coord(&(to as f64, value));
-                        let style = draw::anchored(draw::font_color(11.0, draw::MUTED), HPos::Right, VPos::Bottom);
-                        root.draw(&Text::new(label, (px - 4, py - 3), style))?;
-                    } else {
-                        let (px, py) = chart.backend_coord(&(from as f64, value));
-                        let y = if value > y_hi * 0.95 { py + 14 } else { py - 3 };
-                        root.draw(&Text::new(label, (px + 4, y), label_style.clone()))?;
-                    }
+            };
+            chart.draw_series(DashedLineSeries::new(points.clone(), 6, 4, style))?;
+            lines.push((label, points));
+        }
+        let (x0, y0) = chart.plotting_area().get_base_pixel();
+        let (w, h) = chart.plotting_area().dim_in_pixel();
+        let mut placer = draw::Placer::within((x0, y0, x0 + w as i32, y0 + h as i32));
+        let style = draw::font_color(11.0, draw::MUTED);
+        const PAD: i32 = 1;
+        for (guide, (label, points)) in guides.iter().zip(&lines) {
+            let (tw, th) = root.estimate_text_size(label, &style)?;
+            let (tw, th) = (tw as i32 + 2 * PAD, th as i32 + 2 * PAD);
+            let at = |x: i32, y: i32| (x, y, x + tw, y + th);
+            let candidates: Vec<draw::PxBox> = match guide.at {
+                // Stage starts: right of the line on one of four rows under the top, else left of it.
+                GuideAt::Time(_) => {
+                    let (px, py) = chart.backend_coord(&points[1]);
+                    let rows = (0..4).map(|row| py + 3 + (th + 2) * row);
+                    rows.clone().map(|y| at(px + 3, y)).chain(rows.map(|y| at(px - 3 - tw, y))).collect()
                 }
+                // Levels: above the line, else under it; at its right end for the total.
+                GuideAt::Level { label_at_end: true, .. } => {
+                    let (px, py) = chart.backend_coord(&points[1]);
+                    vec![at(px - 4 - tw, py - 2 - th), at(px - 4 - tw, py + 2)]
+                }
+                GuideAt::Level { .. } => {
+                    let (px, py) = chart.backend_coord(&points[0]);
+                    vec![at(px + 4, py - 2 - th), at(px + 4, py + 2)]
+                }
+            };
+            if let Some(found) = placer.place(candidates) {
+                draw::boxed_text(root, label, &style, found, PAD)?;
             }
         }
-        Ok(())
+        draw::left_out_note(root, placer.left_out, "guide labels")
     }
 }
 
