@@ -449,4 +449,13 @@ fn crowded_guide_labels_are_left_out_and_counted_rather_than_drawn_over_each_oth
     assert!(completion.contains("guide labels left out for want of room"));
     let concurrency = text(&files, "charts/concurrency.svg");
     assert!(concurrency.contains("guide labels left out for want of room"));
+    // Twelve runs: one summary row each, in a table that scrolls sideways with the run names kept
+    // on one line (cut with the full name on hover) and in view.
+    let index = text(&files, "index.html");
+    assert!(index.contains("<div class=\"scroll\"><table class=\"wide\">"), "the wide summary table scrolls");
+    assert!(index.contains("<td class=\"name\" title=\"upgrade-07\">upgrade-07</td>"));
+    assert!(
+        index.contains("td.name { white-space: nowrap;") && index.contains("table.wide td.name { position: sticky;")
+    );
+    assert!(index.contains("<td class=\"time\">2026-03-02T"), "times do not wrap at their dashes");
 }
