@@ -445,7 +445,7 @@ fn crowded_guide_labels_are_left_out_and_counted_rather_than_drawn_over_each_oth
     let files = render_files(&scenario, &result);
     let completion = text(&files, "charts/completion.svg");
     let drawn = completion.matches(" canary\n</text>").count();
-    assert!(drawn >= 1 && drawn < 12, "some, not all, stage-start labels of canary are drawn: {drawn}");
+    assert!((1..12).contains(&drawn), "some, not all, stage-start labels of canary are drawn: {drawn}");
     assert!(completion.contains("guide labels left out for want of room"));
     let concurrency = text(&files, "charts/concurrency.svg");
     assert!(concurrency.contains("guide labels left out for want of room"));
