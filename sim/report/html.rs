@@ -60,6 +60,9 @@ th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-al
 th { background: #f3f3f3; position: sticky; top: 0; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.time { white-space: nowrap; font-variant-numeric: tabular-nums; }
+td.name { white-space: nowrap; max-width: 36em; overflow: hidden; text-overflow: ellipsis; }
+table.wide td.name { position: sticky; left: 0; background: #fff; box-shadow: 1px 0 0 #ddd; }
+table.wide th:first-child { left: 0; z-index: 2; }
 .s-Completed { color: #00795a; }
 .s-Failed { color: #b34700; font-weight: 600; }
 .s-Running, .s-Stopping { color: #00609a; }
@@ -122,23 +125,59 @@ fn looks_numeric(text: &str) -> bool {
 
 /// A table; cells that look numeric are right-aligned.
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
-    out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+    write_table(out, header, rows, TableLook::Plain);
+}
+
+/// How [`write_table`] sets a table's first column.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TableLook {
+    Plain,
+    /// The first column names the row (a run, a stage, a member): on one line, cut with "…" past
+    /// about 60 characters with the full name on hover, so that a long generated run name does not
+    /// wrap over five lines; times never wrap either.
+    Names,
+    /// As `Names`, and the first column stays in view while a table too wide for the page scrolls
+    /// sideways (48 auto-upgrade runs, one row each).
+    Wide,
+}
+
+fn looks_like_time(text: &str) -> bool {
+    text.len() == 20 && text.ends_with('Z') && text.as_bytes().get(10) == Some(&b'T')
+}
+
+fn write_table(out: &mut String, header: &[String], rows: &[Vec<String>], look: TableLook) {
+    let class = if look == TableLook::Wide { " class=\"wide\"" } else { "" };
+    let _ = write!(out, "<div class=\"scroll\"><table{class}>\n<thead><tr>");
     for h in header {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in rows {
         out.push_str("<tr>");
-        for cell in row {
-            if looks_numeric(cell) {
-                let _ = write!(out, "<td class=\"num\">{}</td>", escape(cell));
+        for (i, cell) in row.iter().enumerate() {
+            let cell_escaped = escape(cell);
+            if i == 0 && look != TableLook::Plain && !cell.is_empty() {
+                let _ = write!(out, "<td class=\"name\" title=\"{cell_escaped}\">{cell_escaped}</td>");
+            } else if looks_numeric(cell) {
+                let _ = write!(out, "<td class=\"num\">{cell_escaped}</td>");
+            } else if look != TableLook::Plain && looks_like_time(cell) {
+                let _ = write!(out, "<td class=\"time\">{cell_escaped}</td>");
             } else {
-                let _ = write!(out, "<td>{}</td>", escape(cell));
+                let _ = write!(out, "<td>{cell_escaped}</td>");
             }
         }
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table></div>\n");
+}
+
+/// A member-table cell that names something: on one line, the full text on hover.
+fn name_cell(text: &str) -> String {
+    if text.is_empty() {
+        return "<td></td>".to_string();
+    }
+    let text = escape(text);
+    format!("<td class=\"name\" title=\"{text}\">{text}</td>")
 }
 
 /// A chart with its caption (left out when empty) and links to its files.
@@ -261,7 +300,7 @@ fn critical_section(out: &mut String, summary: &Summary) {
                     ]
                 })
                 .collect();
-            table(out, &header, &rows);
+            write_table(out, &header, &rows, TableLook::Names);
             out.push_str("</details>\n");
         }
     }
@@ -429,7 +468,7 @@ fn summary_section(out: &mut String, summary: &Summary) {
         table(out, &header, &rows);
     } else {
         let header: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
-        table(out, &header, &columns);
+        write_table(out, &header, &columns, TableLook::Wide);
     }
     out.push_str(
         "<p class=\"meta\">Makespan runs from a run's start to its completion (or the end of the simulation). \
@@ -484,7 +523,7 @@ fn stages_section(out: &mut String, summary: &Summary) {
                 ]);
             }
         }
-        table(out, &header, &rows);
+        write_table(out, &header, &rows, TableLook::Names);
     }
 }
 
@@ -529,11 +568,11 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
     for row in rows {
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td class=\"time\">{}</td><td class=\"time\">{}</td>",
-            escape(&row.run),
+            "<tr>{}<td>{}</td><td>{}</td>{}<td>{}</td>{}<td class=\"time\">{}</td><td class=\"time\">{}</td>",
+            name_cell(&row.run),
             escape(&row.stage),
             escape(&row.group),
-            escape(&row.member),
+            name_cell(&row.member),
             escape(&row.region),
             state_cell(row.state),
             escape(&row.start),

@@ -165,7 +165,7 @@ fn ten_members_get_one_row_each_with_gates_waits_and_failure_codes() {
     let completion = text(&files, "charts/completion.svg");
     assert!(completion.contains("10 members") && completion.contains(">\nprod\n</text>"), "total and stage start");
     let pending = text(&files, "charts/pending.svg");
-    assert!(pending.contains("maintenance window closed") && pending.contains("gates Pending"));
+    assert!(pending.contains("Pending: window closed") && pending.contains("gates Pending"));
 }
 
 #[test]
@@ -409,4 +409,53 @@ fn each_pending_reason_has_its_own_colour_and_the_pending_chart_one_unit_per_axi
     assert!(pending.contains("member-hours Pending (window closed, release not in region)"));
     assert!(pending.contains("hours (gates Pending, after-stage waits)"));
     assert!(!pending.contains("#D55E00"), "availability is not drawn in the failure colour");
+}
+
+#[test]
+fn aggregated_timeline_rows_split_pending_by_reason_in_the_member_colours() {
+    // late-regions with ten times the members: one row per group, Pending on availability.
+    let file = std::fs::read_to_string(crate::support::root().join("scenarios/late-regions.json")).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&file).unwrap();
+    value["memberGenerators"][0]["count"] = json!(400);
+    value["settings"]["groupAboveStageConcurrency"] = json!("throttle");
+    let (scenario, result) = run(&value.to_string());
+    assert_eq!(gantt_mode(&ReportContext::new(&scenario, &result)), GanttMode::Groups);
+    let files = render_files(&scenario, &result);
+    let gantt = text(&files, "charts/gantt.svg");
+    assert!(gantt.contains("Pending: window closed") && gantt.contains("Pending: release not in region"));
+    let bands =
+        |color: &str| gantt.lines().any(|l| l.starts_with("<polygon") && l.contains(&format!("fill=\"{color}\"")));
+    assert!(bands("#8E6BC4"), "availability Pending drawn in violet in the group rows");
+}
+
+#[test]
+fn crowded_guide_labels_are_left_out_and_counted_rather_than_drawn_over_each_other() {
+    // Twelve runs of the example at once: 36 stage starts in a few hours.
+    let file = std::fs::read_to_string(crate::support::root().join("scenarios/example.json")).unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(&file).unwrap();
+    let template = value["updateRuns"][0].clone();
+    value["updateRuns"] = (0..12)
+        .map(|i| {
+            let mut r = template.clone();
+            r["name"] = json!(format!("upgrade-{i:02}"));
+            r
+        })
+        .collect();
+    let (scenario, result) = run(&value.to_string());
+    let files = render_files(&scenario, &result);
+    let completion = text(&files, "charts/completion.svg");
+    let drawn = completion.matches(" canary\n</text>").count();
+    assert!((1..12).contains(&drawn), "some, not all, stage-start labels of canary are drawn: {drawn}");
+    assert!(completion.contains("guide labels left out for want of room"));
+    let concurrency = text(&files, "charts/concurrency.svg");
+    assert!(concurrency.contains("guide labels left out for want of room"));
+    // Twelve runs: one summary row each, in a table that scrolls sideways with the run names kept
+    // on one line (cut with the full name on hover) and in view.
+    let index = text(&files, "index.html");
+    assert!(index.contains("<div class=\"scroll\"><table class=\"wide\">"), "the wide summary table scrolls");
+    assert!(index.contains("<td class=\"name\" title=\"upgrade-07\">upgrade-07</td>"));
+    assert!(
+        index.contains("td.name { white-space: nowrap;") && index.contains("table.wide td.name { position: sticky;")
+    );
+    assert!(index.contains("<td class=\"time\">2026-03-02T"), "times do not wrap at their dashes");
 }

@@ -181,23 +181,45 @@ fn usage_errors_exit_two() {
     assert_eq!(code, 2, "{stderr}");
 }
 
-/// The annotated example in the README is a valid scenario (comments stripped).
-#[test]
-fn the_readme_example_is_a_valid_scenario() {
+/// The `jsonc` blocks of the README, with their `//` comments stripped.
+fn readme_examples() -> Vec<String> {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let start = readme.find("```jsonc\n").expect("README has a jsonc example") + "```jsonc\n".len();
-    let end = start + readme[start..].find("\n```").unwrap();
-    let json: String = readme[start..end]
-        .lines()
-        .map(|line| match line.find("  //").or_else(|| line.trim_start().starts_with("//").then_some(0)) {
-            Some(i) => &line[..i],
-            None => line,
+    readme
+        .split("```jsonc\n")
+        .skip(1)
+        .map(|block| {
+            let block = &block[..block.find("\n```").expect("a closed jsonc block")];
+            block
+                .lines()
+                .map(|line| match line.find("  //").or_else(|| line.trim_start().starts_with("//").then_some(0)) {
+                    Some(i) => &line[..i],
+                    None => line,
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
         })
-        .collect::<Vec<_>>()
-        .join("\n");
-    if let Err(problems) = fleetsim::scenario::parse_str(&json, None) {
-        panic!("README example is invalid: {problems:#?}");
+        .collect()
+}
+
+/// The annotated examples in the README are valid scenarios (comments stripped).
+#[test]
+fn the_readme_examples_are_valid_scenarios() {
+    let examples = readme_examples();
+    assert!(examples.len() >= 2, "the README has the annotated quickstart and a second example");
+    for (i, json) in examples.iter().enumerate() {
+        if let Err(problems) = fleetsim::scenario::parse_str(json, None) {
+            panic!("README example {i} is invalid: {problems:#?}");
+        }
     }
+}
+
+/// The first annotated example is `scenarios/quickstart.json` itself, not a look-alike.
+#[test]
+fn the_readme_quickstart_is_the_real_quickstart_file() {
+    let annotated: serde_json::Value = serde_json::from_str(&readme_examples()[0]).expect("JSON once uncommented");
+    let file = std::fs::read_to_string(root().join("scenarios/quickstart.json")).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&file).unwrap();
+    assert_eq!(annotated, file, "the README's annotated quickstart differs from scenarios/quickstart.json");
 }
 
 /// Writes `text` as `name` in a fresh folder and runs `fleetsim validate` on it.

@@ -124,6 +124,15 @@ pub struct Frame<'f> {
     pub sizes: (u32, u32, u32),
 }
 
+/// Pixels kept free left of a chart's y-axis name, so that the rotated text is never cut at the
+/// image edge.
+pub const Y_DESC_MARGIN_PX: u32 = 10;
+
+/// `area` without its leftmost [`Y_DESC_MARGIN_PX`] pixels: where a chart with a y-axis name goes.
+pub fn inset_for_y_desc<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>) -> DrawingArea<DB, Shift> {
+    area.split_horizontally(Y_DESC_MARGIN_PX).1
+}
+
 /// A chart on two of our axes.
 pub type XyChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<Axis, Axis>>;
 
@@ -334,6 +343,86 @@ pub fn fit_text<DB: DrawingBackend>(
     chars[..lo].iter().collect::<String>() + "…"
 }
 
+/// A box in backend pixels: left, top, right, bottom.
+pub type PxBox = (i32, i32, i32, i32);
+
+fn overlaps(a: PxBox, b: PxBox) -> bool {
+    a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3
+}
+
+/// Greedy label placement: each label takes the first of its candidate boxes that lies within the
+/// bounds and overlaps no box taken before (labels placed earlier and blocked areas such as other
+/// text). A label none of whose candidates fits is left out and counted, so that a chart with
+/// hundreds of guides draws the labels it has room for and says how many it left out, rather than
+/// drawing them over each other. Labels are placed in the order given: deterministic.
+#[derive(Clone, Debug)]
+pub struct Placer {
+    bounds: PxBox,
+    taken: Vec<PxBox>,
+    /// Labels [`Placer::place`] found no room for.
+    pub left_out: usize,
+}
+
+impl Placer {
+    pub fn within(bounds: PxBox) -> Placer {
+        Placer { bounds, taken: Vec::new(), left_out: 0 }
+    }
+
+    /// Marks a box as taken without a label (text drawn otherwise).
+    pub fn block(&mut self, area: PxBox) {
+        self.taken.push(area);
+    }
+
+    /// Whether a box lies within the bounds and overlaps nothing taken.
+    pub fn is_free(&self, area: PxBox) -> bool {
+        let b = self.bounds;
+        area.0 >= b.0
+            && area.1 >= b.1
+            && area.2 <= b.2
+            && area.3 <= b.3
+            && !self.taken.iter().any(|t| overlaps(*t, area))
+    }
+
+    /// The first free candidate, now taken; `None` (and one more left out) when none is free.
+    pub fn place(&mut self, candidates: impl IntoIterator<Item = PxBox>) -> Option<PxBox> {
+        match candidates.into_iter().find(|c| self.is_free(*c)) {
+            Some(found) => {
+                self.taken.push(found);
+                Some(found)
+            }
+            None => {
+                self.left_out += 1;
+                None
+            }
+        }
+    }
+}
+
+/// Draws `text` with its top left at the box's top left plus `pad`, on a nearly opaque white
+/// background so that no line drawn before crosses it.
+pub fn boxed_text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    style: &TextStyle<'static>,
+    at: PxBox,
+    pad: i32,
+) -> DrawResult<DB> {
+    area.draw(&Rectangle::new([(at.0, at.1), (at.2, at.3)], WHITE.mix(0.9).filled()))?;
+    let style = style.clone().pos(Pos::new(HPos::Left, VPos::Top));
+    area.draw(&Text::new(text.to_string(), (at.0 + pad, at.1 + pad), style))
+}
+
+/// A note in small muted text at the bottom right of a chart: "12 labels left out for want of room".
+pub fn left_out_note<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, left_out: usize, what: &str) -> DrawResult<DB> {
+    if left_out == 0 {
+        return Ok(());
+    }
+    let (w, h) = area.dim_in_pixel();
+    let style = anchored(font_color(11.0, MUTED), HPos::Right, VPos::Bottom);
+    let text = format!("{left_out} {what} left out for want of room");
+    area.draw(&Text::new(text, (w as i32 - 12, h as i32 - 4), style))
+}
+
 /// How a legend entry is drawn.
 #[derive(Clone, Copy, Debug)]
 pub enum Mark {
@@ -458,6 +547,28 @@ mod tests {
     use super::*;
 
     const T0: i64 = 1_772_438_400; // 2026-03-02T08:00:00Z
+
+    #[test]
+    fn placed_labels_never_overlap_and_the_rest_are_counted() {
+        let mut placer = Placer::within((0, 0, 100, 40));
+        placer.block((0, 0, 20, 10));
+        // The first free candidate wins: the blocked one and the one outside the bounds are passed over.
+        assert_eq!(placer.place([(10, 0, 30, 10), (90, 0, 110, 10), (30, 0, 50, 10)]), Some((30, 0, 50, 10)));
+        assert_eq!(
+            placer.place([(40, 5, 60, 15), (40, 10, 60, 20)]),
+            Some((40, 10, 60, 20)),
+            "touching is not overlapping"
+        );
+        assert_eq!(placer.place([(35, 5, 45, 15)]), None);
+        assert_eq!(placer.left_out, 1);
+        let mut crowded = Placer::within((0, 0, 100, 40));
+        let placed: Vec<PxBox> =
+            (0..50).filter_map(|i| crowded.place((0..4).map(|row| (i, row * 10, i + 30, row * 10 + 10)))).collect();
+        for (a, b) in placed.iter().enumerate().flat_map(|(i, a)| placed[i + 1..].iter().map(move |b| (a, b))) {
+            assert!(!overlaps(*a, *b), "{a:?} overlaps {b:?}");
+        }
+        assert_eq!(placed.len() + crowded.left_out, 50);
+    }
 
     #[test]
     fn time_axis_picks_round_steps() {

@@ -189,6 +189,7 @@ impl Figure for Versions {
         let (x_lo, x_hi, axis) = date_frame(&self.points);
         let y_hi = self.members as f64 * if self.releases.is_empty() { 1.04 } else { 1.09 };
         let (y_ticks, y_step) = draw::nice_ticks(0.0, y_hi, 8, 1.0);
+        let area = draw::inset_for_y_desc(&area);
         let mut chart = draw::xy_chart(
             &area,
             draw::Frame {
@@ -239,24 +240,30 @@ impl Figure for Versions {
             let px = px.clamp(left + 30, (right - 30).max(left + 30));
             root.draw(&Text::new(minor.to_string(), (px, (top_px + bottom_px) / 2), style))?;
         }
-        // Release labels in the headroom above the bands: on the first of two rows where they do not
-        // overlap an earlier label.
-        let label_style = draw::anchored(draw::font_color(11.0, draw::INK), HPos::Left, VPos::Top);
-        let mut row_ends = [i32::MIN; 2];
-        for (n, (minor, t)) in self.releases.iter().enumerate() {
+        // Release labels in the headroom above the bands, right of their line (left of it near the
+        // right edge), on the first of three rows where they overlap no earlier label.
+        let style = draw::font_color(11.0, draw::INK);
+        let (x0, y0) = chart.plotting_area().get_base_pixel();
+        let (w, h) = chart.plotting_area().dim_in_pixel();
+        let mut placer = draw::Placer::within((x0, y0, x0 + w as i32, y0 + h as i32));
+        for (_, t) in &self.releases {
             let x = *t as f64;
-            let style = ShapeStyle::from(draw::INK.mix(0.7)).stroke_width(1);
-            chart.draw_series(DashedLineSeries::new(vec![(x, 0.0), (x, y_hi)], 6, 4, style))?;
-            let (px, py) = chart.backend_coord(&(x, y_hi));
-            let text = format!("{minor} released");
-            let w = root.estimate_text_size(&text, &label_style)?.0 as i32;
-            // Near the right edge the label goes left of its line.
-            let lx = if px + 4 + w > right { px - 4 - w } else { px + 4 };
-            let row = row_ends.iter().position(|end| lx > *end + 6).unwrap_or(n % 2);
-            row_ends[row] = lx + w;
-            root.draw(&Text::new(text, (lx, py + 3 + 14 * row as i32), label_style.clone()))?;
+            let line = ShapeStyle::from(draw::INK.mix(0.7)).stroke_width(1);
+            chart.draw_series(DashedLineSeries::new(vec![(x, 0.0), (x, y_hi)], 6, 4, line))?;
         }
-        Ok(())
+        for (minor, t) in &self.releases {
+            let (px, py) = chart.backend_coord(&(*t as f64, y_hi));
+            let text = format!("{minor} released");
+            let (tw, th) = root.estimate_text_size(&text, &style)?;
+            let (tw, th) = (tw as i32 + 2, th as i32 + 2);
+            let rows = (0..3).map(|row| py + 2 + (th + 1) * row);
+            let right = rows.clone().map(|y| (px + 3, y, px + 3 + tw, y + th));
+            let left = rows.map(|y| (px - 3 - tw, y, px - 3, y + th));
+            if let Some(found) = placer.place(right.chain(left)) {
+                draw::boxed_text(root, &text, &style, found, 1)?;
+            }
+        }
+        draw::left_out_note(root, placer.left_out, "release labels")
     }
 }
 
@@ -479,6 +486,7 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel) 
     if panel.values == 0 {
         return draw::empty_note(&plot, panel.empty);
     }
+    let plot = draw::inset_for_y_desc(&plot);
     let width = panel.width;
     let x_lo = if panel.zeros.is_some() { -1.4 * width } else { -0.2 * width };
     let x_hi = panel.x_extent + 0.2 * width;
@@ -511,7 +519,6 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel) 
     };
     let gap = width * 0.08;
     let show_counts = at(width, 0.0).0 - at(0.0, 0.0).0 >= 18;
-    let count_style = draw::anchored(draw::font_color(10.0, draw::INK), HPos::Center, VPos::Bottom);
     let mut bars: Vec<(f64, f64, usize, RGBColor)> = Vec::new();
     if let Some(zeros) = panel.zeros {
         bars.push((-1.3 * width, -0.3 * width, zeros, draw::COMPLETED));
@@ -519,36 +526,56 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel) 
     for (k, n) in panel.bins.iter().enumerate() {
         bars.push((k as f64 * width + gap, (k + 1) as f64 * width - gap, *n, draw::RUNNING));
     }
-    for (i, &(from, to, n, color)) in bars.iter().enumerate() {
+    for &(from, to, n, color) in &bars {
         if n > 0 {
             chart.draw_series(std::iter::once(Rectangle::new([(from, 0.0), (to, n as f64)], color.filled())))?;
         }
-        // Counts over the bars, and over the at-target bar even when none is at the target.
-        let at_target = i == 0 && panel.zeros.is_some();
-        if show_counts && (n > 0 || at_target) {
-            let (px, py) = at((from + to) / 2.0, n as f64);
-            plot.draw(&Text::new(n.to_string(), (px, py - 2), count_style.clone()))?;
-        }
     }
-    if let Some(zeros) = panel.zeros {
-        let (px, py) = at(-0.8 * width, zeros as f64);
-        let lift = if show_counts { 14 } else { 2 };
-        plot.draw(&Text::new("at target", (px, py - lift), count_style.clone()))?;
-    }
-    // Quantile and threshold lines, their labels stacked at the top, right of the line (left of it
-    // near the right edge).
-    let right = at(x_hi, 0.0).0;
-    for (n, (label, value, color)) in panel.marks.iter().enumerate() {
+    // Quantile and threshold lines under every text: the counts and labels drawn after them sit on
+    // a white ground, so that no line crosses a number.
+    for (_, value, color) in &panel.marks {
         let x = value.clamp(0.0, panel.x_extent);
         let style = ShapeStyle::from(color.mix(0.9)).stroke_width(1);
         chart.draw_series(DashedLineSeries::new(vec![(x, 0.0), (x, y_hi)], 5, 4, style))?;
+    }
+    let ((x0, y0), (x1, y1)) = (at(x_lo, y_hi), at(x_hi, 0.0));
+    let mut placer = draw::Placer::within((x0, y0, x1, y1));
+    // Counts over the bars, and over the at-target bar even when none is at the target; they are
+    // never left out, so they are placed first.
+    let count_style = draw::font_color(10.0, draw::INK);
+    for (i, &(from, to, n, _)) in bars.iter().enumerate() {
+        let at_target = i == 0 && panel.zeros.is_some();
+        let mut texts = Vec::new();
+        if show_counts && (n > 0 || at_target) {
+            texts.push(n.to_string());
+        }
+        if at_target {
+            texts.push("at target".to_string());
+        }
+        let (px, mut bottom) = at((from + to) / 2.0, n as f64);
+        for text in texts {
+            let (w, h) = plot.estimate_text_size(&text, &count_style)?;
+            let (w, h) = (w as i32 + 2, h as i32 + 2);
+            let found = (px - w / 2, bottom - 2 - h, px - w / 2 + w, bottom - 2);
+            placer.block(found);
+            draw::boxed_text(&plot, &text, &count_style, found, 1)?;
+            bottom = found.1;
+        }
+    }
+    // Line labels near the top, right of their line (left of it near the right edge), on the first
+    // row where they overlap neither a count nor another label.
+    for (label, value, color) in &panel.marks {
+        let x = value.clamp(0.0, panel.x_extent);
         let (px, py) = at(x, y_hi);
-        let label_style = draw::anchored(draw::font_color(11.0, *color), HPos::Left, VPos::Top);
-        let tw = plot.estimate_text_size(label, &label_style)?.0 as i32;
-        let lx = if px + 4 + tw > right { px - 4 - tw } else { px + 4 };
-        let ly = py + 3 + 13 * n as i32;
-        plot.draw(&Rectangle::new([(lx - 2, ly - 1), (lx + tw + 2, ly + 12)], WHITE.mix(0.85).filled()))?;
-        plot.draw(&Text::new(label.clone(), (lx, ly), label_style))?;
+        let style = draw::font_color(11.0, *color);
+        let (w, h) = plot.estimate_text_size(label, &style)?;
+        let (w, h) = (w as i32 + 4, h as i32 + 2);
+        let rows = (0..8).map(|row| py + 3 + (h + 1) * row);
+        let right: Vec<draw::PxBox> = rows.clone().map(|y| (px + 3, y, px + 3 + w, y + h)).collect();
+        let left: Vec<draw::PxBox> = rows.map(|y| (px - 3 - w, y, px - 3, y + h)).collect();
+        if let Some(found) = placer.place(right.into_iter().chain(left)) {
+            draw::boxed_text(&plot, label, &style, found, 1)?;
+        }
     }
     Ok(())
 }
@@ -609,6 +636,7 @@ impl Figure for LagOverTime {
         let y_max = self.series.iter().flat_map(|s| s.3.iter()).copied().filter(|v| v.is_finite()).fold(1.0, f64::max);
         let y_hi = y_max * 1.08 + 0.5;
         let (y_ticks, y_step) = draw::nice_ticks(0.0, y_hi, 8, 1.0);
+        let area = draw::inset_for_y_desc(&area);
         let mut chart = draw::xy_chart(
             &area,
             draw::Frame {

@@ -6,10 +6,11 @@
 //! The Gantt chart draws at most [`MAX_GANTT_ROWS`] rows and picks the finest of three modes that
 //! fits (the counts include one row per stage, per group, and per run when there are several):
 //!
-//! 1. **one row per member**: Pending as a thin amber bar, Running as a thick bar coloured by how
-//!    the attempt ended, a grey tick where a member was skipped, the error code after a failure;
+//! 1. **one row per member**: Pending as a thin bar (amber for a closed window, violet for a release
+//!    not yet in the region), Running as a thick bar coloured by how the attempt ended, a grey tick where a member was skipped, the error code after a failure;
 //! 2. **one row per group**: the share of the group's members in each state, time-averaged over
-//!    [`AGGREGATE_BINS`] time bins, stacked (Completed at the bottom, not started at the top);
+//!    [`AGGREGATE_BINS`] time bins, stacked (Completed at the bottom, not started at the top), with
+//!    Pending split by reason in the same two colours;
 //! 3. **one row per stage**: the same, per stage; beyond [`MAX_GANTT_ROWS`] stage rows the first
 //!    ones are drawn and the subtitle says how many were left out.
 //!
@@ -23,7 +24,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, VPos};
 
 use super::draw::{self, Axis, Mark};
-use super::tracks::{self, CATEGORIES, RunTracks};
+use super::tracks::{self, CATEGORIES, CATEGORY_COUNT, Category, RunTracks};
 use super::{Chart, DrawResult, Figure, render};
 use crate::engine::Time;
 use crate::orchestrator::run::{GateRt, StageRt};
@@ -162,7 +163,7 @@ enum Item {
     /// gate or wait bars it overlaps), or before it when there is no room on the right.
     Label { from: i64, to: i64, text: String, color: RGBColor },
     /// Stacked shares of members per category and time bin; `total` members in the row.
-    Bands { bins: Vec<[f64; 6]>, total: usize },
+    Bands { bins: Vec<[f64; CATEGORY_COUNT]>, total: usize },
 }
 
 #[derive(Clone, Debug)]
@@ -360,8 +361,8 @@ impl Gantt {
         }
         let mut legend: Vec<(String, RGBColor, Mark)> = match mode {
             GanttMode::Members => vec![
-                ("Pending: window closed".into(), draw::PENDING, Mark::Thin),
-                ("Pending: release not in region".into(), draw::AVAILABILITY, Mark::Thin),
+                (PENDING_WINDOW_LABEL.into(), draw::PENDING, Mark::Thin),
+                (PENDING_AVAILABILITY_LABEL.into(), draw::AVAILABILITY, Mark::Thin),
                 ("Running, then Completed".into(), draw::COMPLETED, Mark::Swatch),
                 ("Running, then Failed".into(), draw::FAILED, Mark::Swatch),
                 ("Running at the end".into(), draw::RUNNING, Mark::Swatch),
@@ -405,7 +406,11 @@ impl Gantt {
         let mut items = stage_items(stage, until);
         let label = match mode {
             GanttMode::Stages => {
-                let bins = tracks::occupancy(histories.iter().flatten(), until, frame.start, frame.end, AGGREGATE_BINS);
+                let slotted = histories
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(g, group)| group.iter().enumerate().map(move |(i, h)| (slot(s, g, i), h)));
+                let bins = tracks::occupancy(slotted, availability, until, frame.start, frame.end, AGGREGATE_BINS);
                 // The bands show when the stage was active; a line over them would hide them.
                 items.retain(|item| !is_structure(item));
                 items.insert(0, Item::Bands { bins, total: member_count(stage) });
@@ -426,7 +431,8 @@ impl Gantt {
             gate_bars(&group.before_gates, until, true, &mut items);
             gate_bars(&group.after_gates, until, true, &mut items);
             let label = if mode == GanttMode::Groups {
-                let bins = tracks::occupancy(histories[g].iter(), until, frame.start, frame.end, AGGREGATE_BINS);
+                let slotted = histories[g].iter().enumerate().map(|(i, h)| (slot(s, g, i), h));
+                let bins = tracks::occupancy(slotted, availability, until, frame.start, frame.end, AGGREGATE_BINS);
                 items.retain(|item| !is_structure(item));
                 items.insert(0, Item::Bands { bins, total: group.members.len() });
                 format!("{} ({})", group.name, plural(group.members.len(), "member", "members"))
@@ -440,7 +446,7 @@ impl Gantt {
             for (i, member) in group.members.iter().enumerate() {
                 let name = &ctx.scenario.fleet[member.id.index()].name;
                 let code = (member.state == UpdateState::Failed).then_some(member.note.code.as_deref()).flatten();
-                let slot = crate::orchestrator::Slot { stage: s as u16, group: g as u16, index: i as u32 };
+                let slot = slot(s, g, i);
                 let items = member_items(&histories[g][i], until, code, |t| availability.contains(&(slot, t)));
                 rows.push(Row { label: name.clone(), indent: 3, band, rule: false, items });
             }
@@ -457,17 +463,19 @@ impl Gantt {
     fn caption(&self) -> String {
         let mode = match self.mode {
             GanttMode::Members => {
-                "One row per member under its stage and group: Pending as a thin amber bar, Running as a thick bar \
-                 coloured by how the attempt ended, a grey tick where a member was skipped, the error code after \
-                 a failure."
+                "One row per member under its stage and group: Pending as a thin bar (amber for a closed window, \
+                 violet for a release not yet in the region), Running as a thick bar coloured by how the attempt \
+                 ended, a grey tick where a member was skipped, the error code after a failure."
             }
             GanttMode::Groups => {
                 "Too many members for one row each: one row per group, showing the share of its members in each \
-                 state over time (time-averaged per bin; Completed at the bottom)."
+                 state over time (time-averaged per bin; Completed at the bottom; Pending amber for a closed window, \
+                 violet for a release not yet in the region)."
             }
             GanttMode::Stages => {
                 "Too many groups for one row each: one row per stage, showing the share of its members in each \
-                 state over time (time-averaged per bin; Completed at the bottom)."
+                 state over time (time-averaged per bin; Completed at the bottom; Pending amber for a closed window, \
+                 violet for a release not yet in the region)."
             }
         };
         let left_out =
@@ -489,23 +497,38 @@ pub fn gantt_mode(ctx: &ReportContext) -> GanttMode {
     Gantt::new(ctx, &tracks, &frame).mode_of()
 }
 
-fn category_label(state: UpdateState) -> &'static str {
-    match state {
-        UpdateState::NotStarted => "not started",
-        other => other.api_name(),
+fn slot(stage: usize, group: usize, index: usize) -> crate::orchestrator::Slot {
+    crate::orchestrator::Slot { stage: stage as u16, group: group as u16, index: index as u32 }
+}
+
+/// Legend label of a category: the same words as the per-member legend for the Pending reasons.
+fn category_label(category: Category) -> &'static str {
+    match category {
+        Category::Completed => "Completed",
+        Category::Failed => "Failed",
+        Category::Skipped => "Skipped",
+        Category::Running => "Running",
+        Category::PendingWindow => PENDING_WINDOW_LABEL,
+        Category::PendingAvailability => PENDING_AVAILABILITY_LABEL,
+        Category::NotStarted => "not started",
     }
 }
 
-fn category_color(state: UpdateState) -> RGBColor {
-    match state {
-        UpdateState::Completed => draw::COMPLETED,
-        UpdateState::Failed => draw::FAILED,
-        UpdateState::Skipped => draw::SKIPPED,
-        UpdateState::Running => draw::RUNNING,
-        UpdateState::Pending => draw::PENDING,
-        _ => draw::NOT_STARTED,
+/// One colour per category, the same as the per-member bars and the Pending chart.
+fn category_color(category: Category) -> RGBColor {
+    match category {
+        Category::Completed => draw::COMPLETED,
+        Category::Failed => draw::FAILED,
+        Category::Skipped => draw::SKIPPED,
+        Category::Running => draw::RUNNING,
+        Category::PendingWindow => draw::PENDING,
+        Category::PendingAvailability => draw::AVAILABILITY,
+        Category::NotStarted => draw::NOT_STARTED,
     }
 }
+
+const PENDING_WINDOW_LABEL: &str = "Pending: window closed";
+const PENDING_AVAILABILITY_LABEL: &str = "Pending: release not in region";
 
 impl Figure for Gantt {
     fn size(&self) -> (u32, u32) {
@@ -628,7 +651,7 @@ impl Gantt {
     fn draw_bands<DB: DrawingBackend>(
         &self,
         chart: &mut ChartContext<'_, DB, Cartesian2d<Axis, Axis>>,
-        bins: &[[f64; 6]],
+        bins: &[[f64; CATEGORY_COUNT]],
         total: usize,
         bottom: f64,
     ) -> DrawResult<DB> {
@@ -842,6 +865,7 @@ impl Figure for LinesFigure<'_> {
         let y_hi = y_max * 1.08 + 0.5;
         let (y_ticks, y_step) = draw::nice_ticks(0.0, y_hi, 8, 1.0);
         let step = frame.axis.step_seconds;
+        let area = draw::inset_for_y_desc(&area);
         let mut chart = draw::xy_chart(
             &area,
             draw::Frame {
@@ -860,38 +884,54 @@ impl Figure for LinesFigure<'_> {
             }
             chart.draw_series(LineSeries::new(s.points.iter().copied(), s.color.stroke_width(s.width)))?;
         }
-        let label_style = draw::anchored(draw::font_color(11.0, draw::MUTED), HPos::Left, VPos::Bottom);
-        for (k, guide) in guides.iter().enumerate() {
+        // Every guide line first, then the labels where they fit (see `draw::Placer`).
+        let mut lines = Vec::with_capacity(guides.len());
+        for guide in &guides {
             let style = ShapeStyle::from(guide.color.mix(0.8)).stroke_width(1);
-            match guide.at {
-                GuideAt::Time(t) => {
-                    let x = t as f64;
-                    chart.draw_series(DashedLineSeries::new(vec![(x, 0.0), (x, y_hi)], 6, 4, style))?;
-                    let (px, py) = chart.backend_coord(&(x, y_hi));
-                    let y = py + 14 + 13 * (k % 3) as i32;
-                    root.draw(&Text::new(guide.label.clone(), (px + 4, y), label_style.clone()))?;
+            let (label, points) = match guide.at {
+                GuideAt::Time(t) => (guide.label.clone(), vec![(t as f64, 0.0), (t as f64, y_hi)]),
+                GuideAt::Level { from, to, value, .. } if value > y_hi => (
+                    format!("{} (above the scale)", guide.label),
+                    vec![(from as f64, y_hi * 0.99), (to as f64, y_hi * 0.99)],
+                ),
+                GuideAt::Level { from, to, value, .. } => {
+                    (guide.label.clone(), vec![(from as f64, value), (to as f64, value)])
                 }
-                GuideAt::Level { from, to, value, label_at_end } => {
-                    let (value, label) = if value > y_hi {
-                        (y_hi * 0.99, format!("{} (above the scale)", guide.label))
-                    } else {
-                        (value, guide.label.clone())
-                    };
-                    let points = vec![(from as f64, value), (to as f64, value)];
-                    chart.draw_series(DashedLineSeries::new(points, 6, 4, style))?;
-                    if label_at_end {
-                        let (px, py) = chart.backend_coord(&(to as f64, value));
-                        let style = draw::anchored(draw::font_color(11.0, draw::MUTED), HPos::Right, VPos::Bottom);
-                        root.draw(&Text::new(label, (px - 4, py - 3), style))?;
-                    } else {
-                        let (px, py) = chart.backend_coord(&(from as f64, value));
-                        let y = if value > y_hi * 0.95 { py + 14 } else { py - 3 };
-                        root.draw(&Text::new(label, (px + 4, y), label_style.clone()))?;
-                    }
+            };
+            chart.draw_series(DashedLineSeries::new(points.clone(), 6, 4, style))?;
+            lines.push((label, points));
+        }
+        let (x0, y0) = chart.plotting_area().get_base_pixel();
+        let (w, h) = chart.plotting_area().dim_in_pixel();
+        let mut placer = draw::Placer::within((x0, y0, x0 + w as i32, y0 + h as i32));
+        let style = draw::font_color(11.0, draw::MUTED);
+        const PAD: i32 = 1;
+        for (guide, (label, points)) in guides.iter().zip(&lines) {
+            let (tw, th) = root.estimate_text_size(label, &style)?;
+            let (tw, th) = (tw as i32 + 2 * PAD, th as i32 + 2 * PAD);
+            let at = |x: i32, y: i32| (x, y, x + tw, y + th);
+            let candidates: Vec<draw::PxBox> = match guide.at {
+                // Stage starts: right of the line on one of four rows under the top, else left of it.
+                GuideAt::Time(_) => {
+                    let (px, py) = chart.backend_coord(&points[1]);
+                    let rows = (0..4).map(|row| py + 3 + (th + 2) * row);
+                    rows.clone().map(|y| at(px + 3, y)).chain(rows.map(|y| at(px - 3 - tw, y))).collect()
                 }
+                // Levels: above the line, else under it; at its right end for the total.
+                GuideAt::Level { label_at_end: true, .. } => {
+                    let (px, py) = chart.backend_coord(&points[1]);
+                    vec![at(px - 4 - tw, py - 2 - th), at(px - 4 - tw, py + 2)]
+                }
+                GuideAt::Level { .. } => {
+                    let (px, py) = chart.backend_coord(&points[0]);
+                    vec![at(px + 4, py - 2 - th), at(px + 4, py + 2)]
+                }
+            };
+            if let Some(found) = placer.place(candidates) {
+                draw::boxed_text(root, label, &style, found, PAD)?;
             }
         }
-        Ok(())
+        draw::left_out_note(root, placer.left_out, "guide labels")
     }
 }
 
@@ -904,8 +944,8 @@ struct Pending {
 }
 
 const REASONS: [(&str, RGBColor); 4] = [
-    ("maintenance window closed", draw::PENDING),
-    ("release not yet in region", draw::AVAILABILITY),
+    (PENDING_WINDOW_LABEL, draw::PENDING),
+    (PENDING_AVAILABILITY_LABEL, draw::AVAILABILITY),
     ("gates Pending", draw::GATE),
     ("after-stage waits", draw::WAIT),
 ];

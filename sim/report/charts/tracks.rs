@@ -1,7 +1,7 @@
 //! Member state histories for the run charts, derived from the timeline rows (SEMANTICS §11
 //! "Timeline rows") and, where a member has none, from its final state.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::Time;
 use crate::orchestrator::{Entity, PendingKind, Slot, UpdateRun, UpdateState};
@@ -17,7 +17,7 @@ pub struct RunTracks {
     pub members: Vec<Vec<Vec<Changes>>>,
     /// `Pending` spells that began because the release had not reached the member's region, by
     /// (slot, start); every other `Pending` spell waits for a maintenance window.
-    pub availability: std::collections::BTreeSet<(Slot, Time)>,
+    pub availability: BTreeSet<(Slot, Time)>,
     /// Where open spans end: the run's completion if it finished (a `Failed` run moves no member
     /// after it stops), else the end of the simulation.
     pub until: Time,
@@ -139,31 +139,63 @@ pub fn count_series(track: &RunTracks, pred: impl Fn(UpdateState) -> bool) -> Ve
     out
 }
 
+/// What a member is doing in an aggregated Gantt row: its state, with `Pending` split by reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    Completed,
+    Failed,
+    Skipped,
+    Running,
+    /// `Pending` for a closed maintenance window (every `Pending` spell not for availability).
+    PendingWindow,
+    /// `Pending` because the release had not reached the member's region.
+    PendingAvailability,
+    NotStarted,
+}
+
 /// The categories of the aggregated Gantt rows, stacked bottom to top.
-pub const CATEGORIES: [UpdateState; 6] = [
-    UpdateState::Completed,
-    UpdateState::Failed,
-    UpdateState::Skipped,
-    UpdateState::Running,
-    UpdateState::Pending,
-    UpdateState::NotStarted,
+pub const CATEGORIES: [Category; 7] = [
+    Category::Completed,
+    Category::Failed,
+    Category::Skipped,
+    Category::Running,
+    Category::PendingWindow,
+    Category::PendingAvailability,
+    Category::NotStarted,
 ];
 
-fn category(state: UpdateState) -> usize {
-    CATEGORIES.iter().position(|c| *c == state).unwrap_or(CATEGORIES.len() - 1)
+/// Number of [`CATEGORIES`]: the width of an [`occupancy`] bin.
+pub const CATEGORY_COUNT: usize = CATEGORIES.len();
+
+/// The category of a member that entered `state` at `since`; `availability` says whether a
+/// `Pending` spell that began then waited for the release.
+fn category(state: UpdateState, since: Time, availability: &impl Fn(Time) -> bool) -> usize {
+    let category = match state {
+        UpdateState::Completed => Category::Completed,
+        UpdateState::Failed => Category::Failed,
+        UpdateState::Skipped => Category::Skipped,
+        UpdateState::Running => Category::Running,
+        UpdateState::Pending if availability(since) => Category::PendingAvailability,
+        UpdateState::Pending => Category::PendingWindow,
+        _ => Category::NotStarted,
+    };
+    CATEGORIES.iter().position(|c| *c == category).unwrap_or(CATEGORY_COUNT - 1)
 }
 
 /// Time-weighted average number of members in each of [`CATEGORIES`] per time bin over
 /// `[start, end)`; histories count from `start` and stop at `until` (later time is left empty).
+/// Each history comes with its member's slot, to tell availability `Pending` spells
+/// ([`RunTracks::availability`]) from window ones.
 pub fn occupancy<'a>(
-    histories: impl Iterator<Item = &'a Changes>,
+    histories: impl Iterator<Item = (Slot, &'a Changes)>,
+    availability: &BTreeSet<(Slot, Time)>,
     until: Time,
     start: i64,
     end: i64,
     bins: usize,
-) -> Vec<[f64; 6]> {
+) -> Vec<[f64; CATEGORY_COUNT]> {
     let bins = bins.max(1);
-    let mut out = vec![[0.0; 6]; bins];
+    let mut out = vec![[0.0; CATEGORY_COUNT]; bins];
     let width = (end - start).max(1) as f64 / bins as f64;
     let stop = until.0.min(end);
     let mut add = |a: i64, b: i64, cat: usize| {
@@ -182,15 +214,18 @@ pub fn occupancy<'a>(
             }
         }
     };
-    for changes in histories {
+    for (slot, changes) in histories {
+        let is_availability = |t: Time| availability.contains(&(slot, t));
         let mut from = start;
         let mut state = UpdateState::NotStarted;
+        let mut since = Time(start);
         for &(t, next) in changes {
-            add(from, t.0, category(state));
+            add(from, t.0, category(state, since, &is_availability));
             from = t.0.max(from);
             state = next;
+            since = t;
         }
-        add(from, stop, category(state));
+        add(from, stop, category(state, since, &is_availability));
     }
     out
 }
@@ -232,17 +267,47 @@ mod tests {
         assert_eq!(count_series(&t, |s| s == Running), vec![(0, 2), (10, 0), (30, 1), (40, 0)]);
     }
 
+    fn cat(c: Category) -> usize {
+        CATEGORIES.iter().position(|k| *k == c).unwrap()
+    }
+
+    fn slot(index: u32) -> Slot {
+        Slot { stage: 0, group: 0, index }
+    }
+
     #[test]
     fn occupancy_averages_members_per_bin() {
         let histories = [vec![(Time(50), Running), (Time(100), Completed)], vec![]];
-        let bins = occupancy(histories.iter(), Time(200), 0, 200, 4);
-        assert_eq!(bins[0][category(NotStarted)], 2.0);
-        assert_eq!(bins[1][category(Running)], 1.0);
-        assert_eq!(bins[3][category(Completed)], 1.0);
+        let none = BTreeSet::new();
+        let with_slots = || histories.iter().enumerate().map(|(i, h)| (slot(i as u32), h));
+        let bins = occupancy(with_slots(), &none, Time(200), 0, 200, 4);
+        assert_eq!(bins[0][cat(Category::NotStarted)], 2.0);
+        assert_eq!(bins[1][cat(Category::Running)], 1.0);
+        assert_eq!(bins[3][cat(Category::Completed)], 1.0);
         for bin in &bins {
             assert!((bin.iter().sum::<f64>() - 2.0).abs() < 1e-9);
         }
-        let cut = occupancy(histories.iter(), Time(100), 0, 200, 4);
+        let cut = occupancy(with_slots(), &none, Time(100), 0, 200, 4);
         assert_eq!(cut[3].iter().sum::<f64>(), 0.0, "nothing is drawn after the run's end");
+    }
+
+    #[test]
+    fn occupancy_tells_availability_pending_from_window_pending() {
+        // Member 0 waits for the release from 0, then for a window from 100; member 1 for a window.
+        let histories =
+            [vec![(Time(0), Pending), (Time(50), NotStarted), (Time(100), Pending)], vec![(Time(0), Pending)]];
+        let availability = BTreeSet::from([(slot(0), Time(0))]);
+        let bins = occupancy(
+            histories.iter().enumerate().map(|(i, h)| (slot(i as u32), h)),
+            &availability,
+            Time(200),
+            0,
+            200,
+            2,
+        );
+        assert_eq!(bins[0][cat(Category::PendingAvailability)], 0.5);
+        assert_eq!(bins[0][cat(Category::PendingWindow)], 1.0);
+        assert_eq!(bins[1][cat(Category::PendingAvailability)], 0.0);
+        assert_eq!(bins[1][cat(Category::PendingWindow)], 2.0);
     }
 }
