@@ -258,3 +258,30 @@ fn a_profile_report_renders_in_chromium_with_its_auto_upgrade_charts_and_no_cons
     let band = rgb.iter().filter(|p| near(**p, [0x44, 0x01, 0x54], 16)).count();
     assert!(band > 2_000, "the Kubernetes versions chart is visible in the screenshot ({band} pixels)");
 }
+
+/// The example report in Chromium: "Where the time went" is on the page above the charts, its
+/// stage lines rendered, with no console message.
+#[test]
+fn the_critical_path_section_renders_above_the_charts() {
+    let Some(chromium) = browser("the_critical_path_section_renders_above_the_charts") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let json = std::fs::read_to_string(crate::support::root().join("scenarios/example.json")).unwrap();
+    let (scenario, result) = run(&json);
+    let files = report::render(&ReportContext::new(&scenario, &result)).unwrap();
+    let folder = work.path().join("report");
+    report::write_folder(&folder, &files, report::Replace::Reports).unwrap();
+    let rendered = open(&chromium, &folder.join("index.html"), work.path());
+    assert!(rendered.console.is_empty(), "console messages:\n{}", rendered.console.join("\n"));
+    let section = rendered.dom.find("id=\"critical-path\"").expect("the section is in the DOM");
+    let first_chart = rendered.dom.find("id=\"chart-").expect("charts are in the DOM");
+    assert!(section < first_chart, "the critical path comes before the charts");
+    let paths = fleetsim::report::critical::critical_paths(&scenario, &result);
+    let first_line = &paths[0].stages[0].text;
+    let escaped = first_line.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;");
+    assert!(
+        rendered.dom.contains(first_line.as_str()) || rendered.dom.contains(&escaped),
+        "the stage line {first_line:?} is on the page"
+    );
+}
