@@ -660,8 +660,22 @@ fn members_section(out: &mut String, rows: &[MemberRow]) {
 /// # Ok::<(), anyhow::Error>(())
 /// ```
 pub fn sweep_index_html(title: &str, header: &[String], rows: &[Vec<String>], charts: &[(&str, &Chart)]) -> String {
+    sweep_page(title, &[], header, rows, charts)
+}
+
+/// [`sweep_index_html`] with paragraphs under the title that say what was swept.
+pub fn sweep_page(
+    title: &str,
+    intro: &[String],
+    header: &[String],
+    rows: &[Vec<String>],
+    charts: &[(&str, &Chart)],
+) -> String {
     let mut body = String::new();
     let _ = writeln!(body, "<h1>{}</h1>", escape(title));
+    for paragraph in intro {
+        let _ = writeln!(body, "<p>{}</p>", escape(paragraph));
+    }
     body.push_str("<h2 id=\"summary\">Summary</h2>\n");
     if rows.is_empty() {
         body.push_str("<p>No sweep point has results.</p>\n");

@@ -106,6 +106,9 @@ pub struct Reproduce {
 pub struct Manifest {
     pub fleetsim: String,
     pub sweep: String,
+    /// The sweep file's `description`, for the sweep page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     pub sweep_hash: String,
     pub scenario: String,
     pub scenario_hash: String,
@@ -137,6 +140,7 @@ impl Manifest {
         Manifest {
             fleetsim: env!("CARGO_PKG_VERSION").to_string(),
             sweep: plan.name.clone(),
+            description: plan.description.clone(),
             sweep_hash: plan.sweep_hash.clone(),
             scenario: plan.scenario_name.clone(),
             scenario_hash: plan.scenario_hash.clone(),

@@ -127,6 +127,8 @@ pub struct Parameter {
 #[derive(Clone, Debug)]
 pub struct SweepPlan {
     pub name: String,
+    /// The sweep file's `description`, shown at the top of its page.
+    pub description: Option<String>,
     /// The base scenario's `name`.
     pub scenario_name: String,
     /// The base scenario as JSON (keys in file order).
@@ -476,6 +478,7 @@ impl Checker<'_> {
         let scenario_hash = sha256_hex(&serde_json::to_vec(&base.value).expect("JSON values serialize"));
         let mut plan = SweepPlan {
             name: dto.name.clone(),
+            description: dto.description.clone(),
             scenario_name: base_scenario.map(|s| s.name).unwrap_or_default(),
             base: base.value,
             base_file: base.file,

@@ -431,7 +431,44 @@ pub fn write_charts(dir: &Path) -> Result<(), SweepError> {
     }
     let (header, table) = index_table(&points, &rows, &paired);
     let named: Vec<(&str, &charts::Chart)> = drawn.iter().map(|(t, c)| (t.as_str(), c)).collect();
-    let page = html::sweep_index_html(&format!("Sweep {}", manifest.sweep), &header, &table, &named);
+    let page = html::sweep_page(
+        &format!("Sweep {}", manifest.sweep),
+        &what_was_swept(&manifest, &points),
+        &header,
+        &table,
+        &named,
+    );
     fs_err::write(dir.join("index.html"), page)?;
     Ok(())
+}
+
+/// What the page is about, from the folder's manifest: the description, the base scenario, the
+/// parameters and how they were combined, replications, seed, reference point and metrics.
+fn what_was_swept(manifest: &Manifest, points: &PointTable) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(description) = &manifest.description {
+        out.push(description.clone());
+    }
+    let parameters: Vec<String> = manifest.parameters.iter().map(|p| format!("{} ({})", p.name, p.pointer)).collect();
+    let combine = match &manifest.sample {
+        Some(s) => format!("{} points sampled by {} (seed {})", s.points, s.method, s.seed),
+        None => format!("{} points, {}", manifest.points, manifest.combine),
+    };
+    out.push(format!(
+        "Base scenario \"{}\", parameters {}: {combine}; {} replications per point ({} in all), root seed {}; replication r of every point shares its random streams.",
+        manifest.scenario,
+        parameters.join(", "),
+        manifest.replications,
+        manifest.jobs,
+        manifest.root_seed
+    ));
+    if let Some((seed, values)) = points.rows.get(manifest.reference as usize) {
+        out.push(format!(
+            "Differences (Δ) are paired against point {} ({}, seed {seed}); metrics: {}.",
+            manifest.reference,
+            points.parameters.iter().zip(values).map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(", "),
+            manifest.metrics.join(", ")
+        ));
+    }
+    out
 }

@@ -845,3 +845,31 @@ fn text_valued_parameters_get_line_charts() {
     assert_eq!(points.iter().map(|p| p.0).collect::<Vec<_>>(), [0.0, 1.0, 2.0]);
     assert!(out.join("charts/sweep-runFailed.svg").exists() && out.join("charts/paired-runFailed.svg").exists());
 }
+
+/// The sweep page says what was swept (description, base scenario, parameters, points,
+/// replications, seed, reference, metrics), and its Pareto charts number the front points with a
+/// key naming each, so that no two labels overlap.
+#[test]
+fn the_sweep_page_says_what_was_swept_and_keys_its_pareto_points() {
+    let text = sweep_text(2).replace(
+        "\"name\": \"small-sweep\",",
+        "\"name\": \"small-sweep\", \"description\": \"Budgets against speed.\",",
+    );
+    let (dir, path) = workspace(&text);
+    let out = dir.path().join("out");
+    sweep::run(&plan(&path), &out, options(1)).unwrap();
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for wanted in [
+        "<p>Budgets against speed.</p>",
+        "Base scenario &quot;small-base&quot;, parameters broadConcurrency (/updateStrategies/prod/stages/1/maxConcurrency)",
+        "6 points, cartesian; 2 replications per point (12 in all), root seed 7",
+        "paired against point 0 (broadConcurrency=1, broadFailures=0",
+        "metrics: hoursTo50PctUpgraded",
+    ] {
+        assert!(page.contains(wanted), "{wanted:?} is on the page");
+    }
+    let svg = std::fs::read_to_string(out.join("charts/sweep-pareto-blast-radius.svg")).unwrap();
+    let lines: Vec<&str> = svg.lines().map(str::trim).collect();
+    assert_eq!(lines.iter().filter(|l| **l == "Pareto front").count(), 2, "the legend entry and the key's heading");
+    assert!(lines.iter().any(|l| l.starts_with("broadConcurrency=")), "the key names the front points");
+}

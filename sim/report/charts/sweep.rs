@@ -334,13 +334,17 @@ pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
     front
 }
 
-/// Front points labelled by name; beyond this many, the labels would only overlap.
+/// Front points numbered on the chart and named in its key, at most.
 pub const MAX_FRONT_LABELS: usize = 25;
+/// Width of the key that names the numbered front points.
+const KEY_WIDTH: u32 = 300;
 
-/// A Pareto scatter of labelled points, e.g. makespan against blast radius across sweep points.
+/// A Pareto scatter of labelled points, e.g. hours to 90 % upgraded against blast radius across
+/// sweep points.
 ///
 /// Lower is better on both axes: the front ([`pareto_front`]) is highlighted, joined by its
-/// staircase, and labelled (up to [`MAX_FRONT_LABELS`] labels); dominated points are grey.
+/// staircase, and numbered where the numbers overlap nothing (up to [`MAX_FRONT_LABELS`]), with a
+/// key at the right that names each number; dominated points are grey.
 /// Points with a non-finite coordinate are left out.
 pub fn pareto_scatter(
     title: &str,
@@ -387,6 +391,11 @@ impl Figure for Scatter<'_> {
         if finite.is_empty() {
             return draw::empty_note(&area, "no data");
         }
+        // Front points are numbered on the chart and named in a key at the right, so that labels
+        // never overlap however close the points are; room is left of the y-axis name.
+        let (width, _) = area.dim_in_pixel();
+        let (area, key_area) = area.split_horizontally(width.saturating_sub(KEY_WIDTH));
+        let area = area.margin(0, 0, 12, 0);
         let fold = |f: fn(&&(String, f64, f64)) -> f64| {
             let lo = finite.iter().map(f).fold(f64::INFINITY, f64::min);
             let hi = finite.iter().map(f).fold(f64::NEG_INFINITY, f64::max);
@@ -429,15 +438,80 @@ impl Figure for Scatter<'_> {
         chart.draw_series(
             self.front.iter().map(|&i| Circle::new((self.points[i].1, self.points[i].2), 6, draw::FAILED.filled())),
         )?;
-        if self.front.len() <= MAX_FRONT_LABELS {
-            let style = draw::anchored(draw::font(11.0), HPos::Left, VPos::Bottom);
-            for &i in &self.front {
-                let (px, py) = chart.backend_coord(&(self.points[i].1, self.points[i].2));
-                let text = draw::fit_text(root, &self.points[i].0, &style, 220);
-                root.draw(&Text::new(text, (px + 7, py - 4), style.clone()))?;
+        let (x0, y0) = chart.plotting_area().get_base_pixel();
+        let (w, h) = chart.plotting_area().dim_in_pixel();
+        let mut placer = draw::Placer::within((x0, y0, x0 + w as i32, y0 + h as i32));
+        for &i in &self.front {
+            let (px, py) = chart.backend_coord(&(self.points[i].1, self.points[i].2));
+            placer.block((px - 6, py - 6, px + 6, py + 6));
+        }
+        let number_style = draw::font(11.0);
+        let shown = self.front.len().min(MAX_FRONT_LABELS);
+        for (k, &i) in self.front.iter().take(shown).enumerate() {
+            let number = (k + 1).to_string();
+            let (tw, th) = root.estimate_text_size(&number, &number_style)?;
+            let (tw, th) = (tw as i32 + 2, th as i32 + 2);
+            let (px, py) = chart.backend_coord(&(self.points[i].1, self.points[i].2));
+            let at = |x: i32, y: i32| (x, y, x + tw, y + th);
+            let candidates = [
+                at(px + 8, py - th / 2),
+                at(px - 8 - tw, py - th / 2),
+                at(px - tw / 2, py - 8 - th),
+                at(px - tw / 2, py + 8),
+                at(px + 8, py - 8 - th),
+                at(px - 8 - tw, py + 8),
+                at(px + 8, py + 8),
+                at(px - 8 - tw, py - 8 - th),
+            ];
+            if let Some(found) = placer.place(candidates) {
+                draw::boxed_text(root, &number, &number_style, found, 1)?;
             }
         }
-        Ok(())
+        // The key: number and point name, as many rows as fit.
+        let key_style = draw::anchored(draw::font(11.0), HPos::Left, VPos::Top);
+        let row = 16;
+        let (_, key_h) = key_area.dim_in_pixel();
+        let rows = ((key_h as i32 - 40) / row).max(1) as usize;
+        key_area.draw(&Text::new(
+            "Pareto front".to_string(),
+            (8, 8),
+            draw::anchored(draw::font(12.0), HPos::Left, VPos::Top),
+        ))?;
+        // Each name wrapped at its ", " separators (parameter=value pairs) onto as many lines as it
+        // needs, so the part that tells two points apart is never cut off.
+        let width = |t: &str| key_area.estimate_text_size(t, &key_style).map_or(u32::MAX, |(w, _)| w);
+        let mut line = 0usize;
+        let mut listed = 0usize;
+        for (k, &i) in self.front.iter().take(shown).enumerate() {
+            let mut lines: Vec<String> = Vec::new();
+            for piece in self.points[i].0.split(", ") {
+                match lines.last_mut() {
+                    Some(last) if width(&format!("{last}, {piece}")) <= KEY_WIDTH - 40 => {
+                        last.push_str(", ");
+                        last.push_str(piece);
+                    }
+                    _ => lines.push(piece.to_string()),
+                }
+            }
+            if line + lines.len() + 1 > rows {
+                break;
+            }
+            for (j, text) in lines.iter().enumerate() {
+                let text = draw::fit_text(&key_area, text, &key_style, KEY_WIDTH - 40);
+                let y = 30 + row * (line + j) as i32;
+                if j == 0 {
+                    key_area.draw(&Text::new((k + 1).to_string(), (8, y), key_style.clone()))?;
+                }
+                key_area.draw(&Text::new(text, (30, y), key_style.clone()))?;
+            }
+            line += lines.len();
+            listed += 1;
+        }
+        if self.front.len() > listed {
+            let more = format!("… and {} more (points.csv)", self.front.len() - listed);
+            key_area.draw(&Text::new(more, (8, 30 + row * line as i32), key_style.clone()))?;
+        }
+        draw::left_out_note(root, placer.left_out, "point numbers")
     }
 }
 
