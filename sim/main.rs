@@ -111,10 +111,10 @@ struct RunArgs {
     /// Scenario file (JSON).
     scenario: PathBuf,
     /// Override the scenario's seed.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_seed, allow_hyphen_values = true)]
     seed: Option<u64>,
-    /// Replication number: the random streams of replication R of a sweep (default 0).
-    #[arg(long, default_value_t = 0)]
+    /// Replication number: the random streams of replication R of a sweep.
+    #[arg(long, default_value_t = 0, value_parser = parse_replication, allow_hyphen_values = true)]
     replication: u64,
     /// Report folder (default: reports/<scenario name>/). It must not exist, be empty, or be a report
     /// folder fleetsim wrote (it has a .fleetsim-report file); it is replaced whole.
@@ -592,6 +592,20 @@ fn merge(out: Option<PathBuf>, mut folders: Vec<PathBuf>, quiet: bool) -> Result
         say!("merged {} shards, {} replications: {}", report.shards, report.jobs, out.display());
     }
     Ok(())
+}
+
+/// `--seed N`: a whole number from 0 to 18446744073709551615.
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("\"{text}\" is not a seed: give a whole number from 0 to {}", u64::MAX))
+}
+
+/// `--replication R`: a whole number ≥ 0.
+fn parse_replication(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("\"{text}\" is not a replication number: give a whole number of at least 0"))
 }
 
 /// `--threads N`: a whole number of at least 1.
