@@ -20,4 +20,5 @@ mod charts;
 mod profile_charts;
 
 mod sweeps;
+mod tune;
 mod warnings;
