@@ -273,9 +273,10 @@ pub fn summary_words(plan: &TunePlan, result: &SearchResult) -> String {
             } else {
                 format!("Use candidate {c} ({}).", plan.describe(c))
             };
+            let unit = if MEASURES[plan.objective.measure].starts_with("hours") { " h" } else { "" };
             let _ = write!(
                 s,
-                " {}: {} h instead of {} h with the base strategy",
+                " {}: {}{unit} instead of {}{unit} with the base strategy",
                 criterion_words(plan, &plan.objective),
                 value(e, &plan.objective),
                 value(base, &plan.objective)
