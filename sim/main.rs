@@ -222,9 +222,15 @@ fn load(path: &Path, seed: Option<u64>) -> Result<scenario::Scenario, Failure> {
 
 fn run(args: RunArgs) -> Result<(), Failure> {
     let path = args.scenario.as_path();
-    if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_sweep_text(&text)) {
-        let shown = path.display();
-        return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
+    let shown = path.display();
+    match std::fs::read_to_string(path).map(|text| sweep::file_kind(&text)) {
+        Ok(sweep::FileKind::Sweep) => {
+            return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
+        }
+        Ok(sweep::FileKind::Tune) => {
+            return Err(Failure::Invalid(vec![format!("{shown}: a tune file: run it with `fleetsim tune {shown}`")]));
+        }
+        _ => {}
     }
     // A fleet written to standard output is not mixed with the run summary.
     let quiet = args.quiet || args.dump_fleet.as_deref() == Some(Path::new("-"));
@@ -445,9 +451,17 @@ fn run_sweep(
     shard: Option<Shard>,
     warn: Warn,
 ) -> Result<(), Failure> {
-    if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_scenario_text(&text)) {
-        let shown = path.display();
-        return Err(Failure::Invalid(vec![format!("{shown}: a scenario file: run it with `fleetsim run {shown}`")]));
+    let shown = path.display();
+    match std::fs::read_to_string(path).map(|text| sweep::file_kind(&text)) {
+        Ok(sweep::FileKind::Scenario) => {
+            return Err(Failure::Invalid(vec![format!(
+                "{shown}: a scenario file: run it with `fleetsim run {shown}`"
+            )]));
+        }
+        Ok(sweep::FileKind::Tune) => {
+            return Err(Failure::Invalid(vec![format!("{shown}: a tune file: run it with `fleetsim tune {shown}`")]));
+        }
+        _ => {}
     }
     let quiet = warn.quiet;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);

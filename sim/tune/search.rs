@@ -335,3 +335,34 @@ fn eliminate(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_that_never_get_there_are_infinitely_slow() {
+        // Hours to 100 %: two of ten replications never got there, so p90 lies between a finite
+        // value and infinity, and is infinite; p50 is finite; the mean is infinite.
+        let mut samples: Vec<Option<f64>> = (1..=8).map(|h| Some(f64::from(h))).collect();
+        samples.extend([None, None]);
+        let p90 = estimate(&samples, 2, Statistic::Percentile(90)).unwrap();
+        assert!(p90.value.is_infinite() && p90.reached == 0.8 && p90.n == 10);
+        let p50 = estimate(&samples, 2, Statistic::Percentile(50)).unwrap();
+        assert_eq!(p50.value, 5.5);
+        assert!(estimate(&samples, 2, Statistic::Mean).unwrap().value.is_infinite());
+    }
+
+    #[test]
+    fn false_halts_without_a_value_are_left_out() {
+        // falseHalt is empty in futures with a bad release: the mean is over the others, with
+        // Wilson's interval.
+        let samples = [Some(1.0), Some(0.0), None, Some(0.0), Some(0.0)];
+        let e = estimate(&samples, 3, Statistic::Mean).unwrap();
+        assert_eq!((e.value, e.n), (0.25, 4));
+        assert!(e.low > 0.0 && e.high < 1.0);
+        assert!(estimate(&[None, None], 3, Statistic::Mean).is_none());
+        // Blast radius fraction with nothing at risk counts as nothing reached.
+        assert_eq!(estimate(&[None, Some(0.5)], 5, Statistic::Mean).unwrap().value, 0.25);
+    }
+}

@@ -223,4 +223,10 @@ fn the_cli_validates_tune_files_and_prints_their_schema() {
     assert!(schema.status.success());
     let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
     assert!(schema["properties"]["worlds"].is_object() && schema["properties"]["space"].is_object());
+    for command in ["run", "sweep"] {
+        let out = Command::new(binary()).current_dir(dir.path()).args([command, "tune.json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr, "tune.json: a tune file: run it with `fleetsim tune tune.json`\n");
+    }
 }
