@@ -6,8 +6,8 @@
 //! (the streams depend only on the seed and r), so candidates are compared on the same futures.
 //! After each round a candidate leaves the race when its confidence bounds show it cannot win:
 //! a constraint whose interval lies wholly above its limit (infeasible), or an objective whose
-//! interval lies wholly above the interval of a candidate that surely meets every constraint
-//! (eliminated). The base strategy stays in the race: it is what the recommendation is compared
+//! interval lies wholly above the interval of a candidate that surely meets every constraint, or
+//! of one that is surely no worse in every constraint, replication by replication (eliminated). The base strategy stays in the race: it is what the recommendation is compared
 //! with, replication by replication.
 //!
 //! Deterministic at any thread count: jobs are fixed by the round before it runs, results are
@@ -323,15 +323,63 @@ fn eliminate(
         |c: usize| evaluations[c].estimate(&plan.objective).map_or((f64::INFINITY, f64::INFINITY), |x| (x.low, x.high));
     let best_high =
         alive.iter().filter(|c| surely_feasible(**c)).map(|c| objective_bounds(*c).1).fold(f64::INFINITY, f64::min);
-    for &c in alive.iter().filter(|c| **c != 0) {
+    let bounds: Vec<(f64, f64)> = alive.iter().map(|c| objective_bounds(*c)).collect();
+    let mut leaving: Vec<(usize, Status)> = Vec::new();
+    for (i, &c) in alive.iter().enumerate().filter(|(_, c)| **c != 0) {
         let infeasible =
             plan.constraints.iter().any(|k| evaluations[c].estimate(&k.criterion).is_some_and(|x| x.low > k.max));
+        // Surely slower than a candidate that is surely no worse in every constraint: whenever
+        // this one meets the constraints, that one does too, so this one cannot be the best.
+        let beaten = || {
+            alive.iter().enumerate().any(|(j, &d)| {
+                d != c
+                    && bounds[j].1 < bounds[i].0
+                    && plan.constraints.iter().all(|k| surely_no_worse(&evaluations[d], &evaluations[c], &k.criterion))
+            })
+        };
         if infeasible {
-            status[c] = Some(Status::Infeasible);
-            left_in_round[c] = Some(round);
-        } else if objective_bounds(c).0 > best_high {
-            status[c] = Some(Status::Eliminated);
-            left_in_round[c] = Some(round);
+            leaving.push((c, Status::Infeasible));
+        } else if bounds[i].0 > best_high || beaten() {
+            leaving.push((c, Status::Eliminated));
+        }
+    }
+    // Decided on the round's figures alone, then applied: the order of candidates changes nothing.
+    for (c, s) in leaving {
+        status[c] = Some(s);
+        left_in_round[c] = Some(round);
+    }
+}
+
+/// Whether `better` is surely no worse than `worse` in a criterion, replication by replication
+/// (common random numbers pair them): for a mean, every paired difference is at most 0 or the upper
+/// end of their Student's t interval is; for a percentile, `better` is at most `worse` in every
+/// replication, so every percentile of its values is too.
+fn surely_no_worse(better: &Evaluation, worse: &Evaluation, c: &Criterion) -> bool {
+    let value = |x: Option<f64>| match (x, missing_of(c.measure)) {
+        (Some(x), _) => Some(x),
+        (None, Missing::Infinite) => Some(f64::INFINITY),
+        (None, Missing::Zero) => Some(0.0),
+        (None, Missing::Skipped) => None,
+    };
+    let pairs: Vec<(Option<f64>, Option<f64>)> = better.samples[c.world][c.measure]
+        .iter()
+        .zip(&worse.samples[c.world][c.measure])
+        .map(|(b, w)| (value(*b), value(*w)))
+        .collect();
+    // A replication counted for one and not the other cannot be compared.
+    if pairs.iter().any(|(b, w)| b.is_some() != w.is_some()) {
+        return false;
+    }
+    let pairs: Vec<(f64, f64)> = pairs.into_iter().filter_map(|(b, w)| Some((b?, w?))).collect();
+    if pairs.iter().all(|(b, w)| b <= w) {
+        return true;
+    }
+    match c.statistic {
+        Statistic::Percentile(_) => false,
+        Statistic::Mean => {
+            let diffs: Vec<f64> = pairs.iter().map(|(b, w)| b - w).collect();
+            diffs.iter().all(|d| d.is_finite())
+                && summarize(&diffs).and_then(|s| s.ci95).is_some_and(|(_, high)| high <= 0.0)
         }
     }
 }
