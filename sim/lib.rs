@@ -13,4 +13,5 @@ pub mod scenario;
 pub mod simulation;
 pub mod sweep;
 pub mod text;
+pub mod tune;
 pub mod world;

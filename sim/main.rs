@@ -62,7 +62,22 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Check scenario or sweep files; print every problem with its JSON path; exit 2 if any is invalid.
+    /// Search strategies for the fastest one within a risk budget (a tune file).
+    Tune {
+        /// Tune file (JSON).
+        tune: PathBuf,
+        /// Output folder (default: reports/<tune name>/). It must not exist, be empty, or be a folder
+        /// fleetsim wrote; it is replaced whole.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads, at least 1 (default: the number of CPUs).
+        #[arg(long, value_parser = parse_threads)]
+        threads: Option<usize>,
+        /// No progress lines and no closing line.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check scenario, sweep or tune files; print every problem with its JSON path; exit 2 if any is invalid.
     Validate {
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -139,16 +154,19 @@ struct RunArgs {
 enum SchemaFormat {
     Scenario,
     Sweep,
+    Tune,
 }
 
-/// A fleetsim input file: a scenario, or a sweep over a scenario (`fleetsim schema scenario` / `sweep` print one).
+/// A fleetsim input file: a scenario, a sweep over a scenario, or a tune file (`fleetsim schema
+/// scenario` / `sweep` / `tune` print one).
 #[derive(schemars::JsonSchema)]
-#[schemars(title = "fleetsim scenario or sweep file")]
+#[schemars(title = "fleetsim scenario, sweep or tune file")]
 #[serde(untagged)]
 #[allow(dead_code)]
 enum InputFile {
     Scenario(Box<fleetsim::scenario::ScenarioDto>),
     Sweep(Box<sweep::SweepDto>),
+    Tune(Box<fleetsim::tune::TuneDto>),
 }
 
 /// An error that decides the exit code.
@@ -184,6 +202,7 @@ fn main() -> ExitCode {
             run_sweep(&sweep, out, threads, shard, Warn { strict, quiet })
         }
         Command::Merge { out, folders, quiet } => merge(out, folders, quiet),
+        Command::Tune { tune, out, threads, quiet } => run_tune(&tune, out, threads, quiet),
         Command::Validate { files, strict } => validate(&files, Warn { strict, quiet: false }),
         Command::Schema { format } => schema(format),
         Command::Import { files, out, name, start, quiet } => import(&files, out, name, start, quiet),
@@ -234,9 +253,15 @@ fn load(path: &Path, seed: Option<u64>) -> Result<scenario::Scenario, Failure> {
 
 fn run(args: RunArgs) -> Result<(), Failure> {
     let path = args.scenario.as_path();
-    if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_sweep_text(&text)) {
-        let shown = path.display();
-        return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
+    let shown = path.display();
+    match std::fs::read_to_string(path).map(|text| sweep::file_kind(&text)) {
+        Ok(sweep::FileKind::Sweep) => {
+            return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
+        }
+        Ok(sweep::FileKind::Tune) => {
+            return Err(Failure::Invalid(vec![format!("{shown}: a tune file: run it with `fleetsim tune {shown}`")]));
+        }
+        _ => {}
     }
     // A fleet written to standard output is not mixed with the run summary.
     let quiet = args.quiet || args.dump_fleet.as_deref() == Some(Path::new("-"));
@@ -404,6 +429,22 @@ fn dump_fleet(target: &Path, fleet: &[scenario::dto::MemberDto]) -> Result<(), F
 fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
     let mut lines = Vec::new();
     for file in files {
+        if std::fs::read_to_string(file).is_ok_and(|text| sweep::file_kind(&text) == sweep::FileKind::Tune) {
+            match fleetsim::tune::load(file) {
+                Ok(plan) => say!(
+                    "{}: valid tune file \"{}\": {} candidates × {} worlds of scenario \"{}\", run \"{}\", budget {} simulations",
+                    file.display(),
+                    plan.name,
+                    plan.candidates.len(),
+                    plan.worlds.len(),
+                    plan.scenario_name,
+                    plan.run,
+                    plan.budget.total
+                ),
+                Err(problems) => lines.extend(problems.iter().map(|p| p.to_string())),
+            }
+            continue;
+        }
         if std::fs::read_to_string(file).is_ok_and(|text| sweep::is_sweep_text(&text)) {
             match sweep::load(file) {
                 Ok(plan) => {
@@ -516,6 +557,7 @@ fn schema(format: Option<SchemaFormat>) -> Result<(), Failure> {
         None => schemars::schema_for!(InputFile),
         Some(SchemaFormat::Scenario) => schemars::schema_for!(fleetsim::scenario::ScenarioDto),
         Some(SchemaFormat::Sweep) => schemars::schema_for!(sweep::SweepDto),
+        Some(SchemaFormat::Tune) => schemars::schema_for!(fleetsim::tune::TuneDto),
     };
     say!("{}", serde_json::to_string_pretty(&schema).map_err(anyhow::Error::from)?);
     Ok(())
@@ -537,9 +579,17 @@ fn run_sweep(
     shard: Option<Shard>,
     warn: Warn,
 ) -> Result<(), Failure> {
-    if std::fs::read_to_string(path).is_ok_and(|text| sweep::is_scenario_text(&text)) {
-        let shown = path.display();
-        return Err(Failure::Invalid(vec![format!("{shown}: a scenario file: run it with `fleetsim run {shown}`")]));
+    let shown = path.display();
+    match std::fs::read_to_string(path).map(|text| sweep::file_kind(&text)) {
+        Ok(sweep::FileKind::Scenario) => {
+            return Err(Failure::Invalid(vec![format!(
+                "{shown}: a scenario file: run it with `fleetsim run {shown}`"
+            )]));
+        }
+        Ok(sweep::FileKind::Tune) => {
+            return Err(Failure::Invalid(vec![format!("{shown}: a tune file: run it with `fleetsim tune {shown}`")]));
+        }
+        _ => {}
     }
     let quiet = warn.quiet;
     let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
@@ -573,6 +623,56 @@ fn run_sweep(
         }
         let files = if report.finalized { "results.csv, summary.csv" } else { "journal.jsonl (merge the shards)" };
         say!("output: {} ({files})", out.display());
+    }
+    Ok(())
+}
+
+fn run_tune(path: &Path, out: Option<PathBuf>, threads: Option<usize>, quiet: bool) -> Result<(), Failure> {
+    let kind = std::fs::read_to_string(path).map(|text| sweep::file_kind(&text)).ok();
+    let shown = path.display();
+    match kind {
+        Some(sweep::FileKind::Scenario) => {
+            return Err(Failure::Invalid(vec![format!(
+                "{shown}: a scenario file: run it with `fleetsim run {shown}`"
+            )]));
+        }
+        Some(sweep::FileKind::Sweep) => {
+            return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
+        }
+        _ => {}
+    }
+    let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(anyhow::Error::from)?;
+    let plan = pool
+        .install(|| fleetsim::tune::load(path))
+        .map_err(|problems| Failure::Invalid(problems.iter().map(|p| p.to_string()).collect()))?;
+    let out = out.unwrap_or_else(|| Path::new("reports").join(&plan.name));
+    // Before anything is simulated: a folder fleetsim may not replace is refused at once.
+    report::check_folder(&out, report::Replace::Reports)?;
+    let started = std::time::Instant::now();
+    let result = fleetsim::tune::search(&plan, threads, |round| {
+        if !quiet {
+            let best = round.best.map_or("none feasible yet".to_string(), |(c, v)| format!("candidate {c} at {v:.2}"));
+            eprintln!(
+                "round: {} replications each, {} of {} candidates still racing, {} simulations spent; best: {best}",
+                round.replications, round.alive, round.racing, round.spent
+            );
+        }
+    })
+    .map_err(anyhow::Error::from)?;
+    let files = fleetsim::tune::write::render(&plan, &result)?;
+    report::write_folder(&out, &files, report::Replace::Reports)?;
+    if !quiet {
+        say!("{}", fleetsim::tune::write::summary_words(&plan, &result));
+        say!(
+            "tune {}: {} candidates × {} worlds, {} simulations in {:.1} s on {threads} threads; output: {}",
+            plan.name,
+            plan.candidates.len(),
+            plan.worlds.len(),
+            result.spent,
+            started.elapsed().as_secs_f64(),
+            out.display()
+        );
     }
     Ok(())
 }

@@ -50,7 +50,7 @@ pub struct SweepProblem {
 }
 
 impl SweepProblem {
-    fn new(file: &str, path: impl Into<String>, message: impl Into<String>) -> SweepProblem {
+    pub(crate) fn new(file: &str, path: impl Into<String>, message: impl Into<String>) -> SweepProblem {
         SweepProblem { file: file.to_string(), path: path.into(), message: message.into() }
     }
 }
@@ -241,8 +241,10 @@ impl SweepPlan {
 /// What kind of input file a text is, told by its top-level keys alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
-    /// An object with `parameters`.
+    /// An object with `parameters` (and without `space`).
     Sweep,
+    /// An object with `space`: a tune file.
+    Tune,
     /// An object with `start` and without `parameters`.
     Scenario,
     /// Anything else (invalid as either).
@@ -258,6 +260,7 @@ pub fn file_kind(text: &str) -> FileKind {
     struct Keys<'a> {
         parameters: &'a Cell<bool>,
         start: &'a Cell<bool>,
+        space: &'a Cell<bool>,
     }
     impl<'de> serde::de::Visitor<'de> for Keys<'_> {
         type Value = ();
@@ -269,6 +272,7 @@ pub fn file_kind(text: &str) -> FileKind {
                 match key.as_str() {
                     "parameters" => self.parameters.set(true),
                     "start" => self.start.set(true),
+                    "space" => self.space.set(true),
                     _ => {}
                 }
                 map.next_value::<serde::de::IgnoredAny>()?;
@@ -276,10 +280,16 @@ pub fn file_kind(text: &str) -> FileKind {
             Ok(())
         }
     }
-    let (parameters, start) = (Cell::new(false), Cell::new(false));
+    let (parameters, start, space) = (Cell::new(false), Cell::new(false), Cell::new(false));
     let mut deserializer = serde_json::Deserializer::from_str(text);
     // A syntax error after the keys that tell still leaves the kind known.
-    let _ = serde::Deserializer::deserialize_map(&mut deserializer, Keys { parameters: &parameters, start: &start });
+    let _ = serde::Deserializer::deserialize_map(
+        &mut deserializer,
+        Keys { parameters: &parameters, start: &start, space: &space },
+    );
+    if space.get() {
+        return FileKind::Tune;
+    }
     match (parameters.get(), start.get()) {
         (true, _) => FileKind::Sweep,
         (false, true) => FileKind::Scenario,
@@ -324,7 +334,7 @@ pub fn from_text(text: &str, file: &str, base_dir: &Path) -> Result<SweepPlan, V
 }
 
 /// Collapses repeated problems ("… and 99,999 more like this"), as for scenarios.
-fn collapse_sweep(problems: Vec<SweepProblem>) -> Vec<SweepProblem> {
+pub(crate) fn collapse_sweep(problems: Vec<SweepProblem>) -> Vec<SweepProblem> {
     problem::collapse(
         problems,
         |p| (p.path.as_str(), p.message.as_str()),
@@ -419,21 +429,21 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     format!("sha256:{hex}")
 }
 
-struct Checker<'a> {
-    file: &'a str,
-    problems: Vec<SweepProblem>,
+pub(crate) struct Checker<'a> {
+    pub(crate) file: &'a str,
+    pub(crate) problems: Vec<SweepProblem>,
 }
 
 /// The base scenario and where its problems are reported.
-struct Base {
-    value: Value,
+pub(crate) struct Base {
+    pub(crate) value: Value,
     /// The file problems of the base scenario are reported in, and the prefix of their paths.
-    file: String,
-    prefix: String,
+    pub(crate) file: String,
+    pub(crate) prefix: String,
 }
 
 impl Checker<'_> {
-    fn err(&mut self, path: impl Into<String>, message: impl Into<String>) {
+    pub(crate) fn err(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.problems.push(SweepProblem::new(self.file, path, message));
     }
 
@@ -538,13 +548,13 @@ impl Checker<'_> {
         }
     }
 
-    fn check_name(&mut self, name: &str) {
+    pub(crate) fn check_name(&mut self, name: &str) {
         if let Some(problem) = scenario::build::folder_name_problem(name, "sweep", "an output folder") {
             self.err("/name", problem);
         }
     }
 
-    fn base(&mut self, source: &ScenarioSourceDto, base_dir: &Path) -> Option<Base> {
+    pub(crate) fn base(&mut self, source: &ScenarioSourceDto, base_dir: &Path) -> Option<Base> {
         match source {
             ScenarioSourceDto::Inline(map) => Some(Base {
                 value: Value::Object(map.clone()),
@@ -578,7 +588,7 @@ impl Checker<'_> {
     }
 
     /// Validates the base scenario itself; its problems name its own file.
-    fn base_scenario(&mut self, base: &Base) -> Option<Scenario> {
+    pub(crate) fn base_scenario(&mut self, base: &Base) -> Option<Scenario> {
         match build_value(&base.value, None) {
             Ok(s) => Some(s),
             Err(problems) => {
@@ -694,7 +704,7 @@ impl Checker<'_> {
         }
     }
 
-    fn range(&mut self, range: &RangeDto, path: &str, sampled: bool) -> Levels {
+    pub(crate) fn range(&mut self, range: &RangeDto, path: &str, sampled: bool) -> Levels {
         let integers = [Some(&range.from), Some(&range.to), range.step.as_ref()]
             .iter()
             .all(|n| n.is_none_or(|n| n.as_i64().is_some()));

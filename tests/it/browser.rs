@@ -285,3 +285,45 @@ fn the_critical_path_section_renders_above_the_charts() {
         "the stage line {first_line:?} is on the page"
     );
 }
+
+#[test]
+fn the_tune_index_renders_in_chromium_with_the_recommendation_first() {
+    let Some(chromium) = browser("the_tune_index_renders_in_chromium_with_the_recommendation_first") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let tune = work.path().join("tune.json");
+    let base = crate::support::root().join("scenarios/tune-base.json");
+    std::fs::write(
+        &tune,
+        serde_json::json!({
+            "name": "browser-tune",
+            "scenario": base,
+            "run": "patch-1-33-2",
+            "worlds": [
+                {"name": "good", "overrides": [{"pointer": "/models/badReleases", "value": []}]},
+                {"name": "bad"}
+            ],
+            "space": [{"name": "broadConcurrency", "pointer": "/updateStrategies/prod/stages/2/maxConcurrency", "values": [35, 50]}],
+            "objective": {"metric": "hoursTo90PctUpgraded", "statistic": "p90", "world": "good"},
+            "constraints": [{"metric": "blastRadius", "statistic": "p95", "world": "bad", "max": 40}],
+            "budget": {"replications": 100, "initial": 3, "maxPerCandidate": 6}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = work.path().join("out");
+    let status = Command::new(crate::support::binary())
+        .args(["tune", tune.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let rendered = open(&chromium, &out.join("index.html"), work.path());
+    assert!(rendered.console.is_empty(), "console messages:\n{}", rendered.console.join("\n"));
+    let words = rendered.dom.find("id=\"recommendation\"").expect("the recommendation in words");
+    assert!(words < rendered.dom.find("<svg").expect("the speed-against-risk chart"), "words come first");
+    assert!(rendered.dom.contains("How the search converged"));
+    let (_, _, rgb) = pixels(&rendered.screenshot);
+    let inked = rgb.iter().filter(|p| !near(**p, [255, 255, 255], 8)).count();
+    assert!(inked * 50 > rgb.len(), "the page is not blank");
+}

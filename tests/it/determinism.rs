@@ -83,7 +83,7 @@ fn every_example_scenario_gives_the_same_bytes_in_separate_processes() {
         .map(|e| e.unwrap().path())
         .filter(|p| {
             p.extension().is_some_and(|e| e == "json")
-                && !fleetsim::sweep::is_sweep_text(&std::fs::read_to_string(p).unwrap())
+                && fleetsim::sweep::is_scenario_text(&std::fs::read_to_string(p).unwrap())
         })
         .collect();
     assert!(scenarios.len() >= 7, "{scenarios:?}");

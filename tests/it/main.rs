@@ -21,4 +21,5 @@ mod charts;
 mod profile_charts;
 
 mod sweeps;
+mod tune;
 mod warnings;

@@ -278,7 +278,7 @@ fn the_cli_validates_sweeps_and_prints_both_schemas() {
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let both = schema(&[]);
-    assert_eq!(both["anyOf"].as_array().map(Vec::len), Some(2));
+    assert_eq!(both["anyOf"].as_array().map(Vec::len), Some(3), "scenario, sweep and tune files");
     assert!(schema(&["sweep"])["properties"]["parameters"].is_object());
     assert!(schema(&["scenario"])["properties"]["updateStrategies"].is_object());
 }

@@ -1,0 +1,232 @@
+//! Tests: `fleetsim tune` — validation with file and pointer, determinism across thread counts,
+//! racing that never drops the best candidate of an exhaustive search, and honest output when no
+//! candidate meets the constraints.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fleetsim::tune::{self, Status, TunePlan, search};
+
+use crate::support::binary;
+
+/// A 40-member fleet, two stages, a release that is bad for GPU clusters (half of those that get it
+/// fail) and rare random failures.
+const BASE: &str = r#"{
+  "name": "small-base",
+  "seed": 7,
+  "start": "2026-03-02T08:00:00Z",
+  "settings": { "horizon": "10d" },
+  "memberGenerators": [{
+    "count": 40, "namePattern": "m-{index}", "regions": { "eastus": 1, "westeurope": 1 },
+    "labels": { "ring": { "canary": 1, "broad": 3 }, "workload": { "web": 4, "gpu": 1 } },
+    "kubernetesVersions": { "1.33.1": 1 }
+  }],
+  "models": {
+    "failure": { "patchProbability": 0.005 },
+    "badReleases": [{ "version": "1.33.2", "failureFraction": 0.5, "memberSelector": "workload=gpu" }]
+  },
+  "updateStrategies": { "prod": { "stages": [
+    { "name": "canary", "memberSelector": { "byLabel": "ring=canary" }, "maxConcurrency": 2, "maxAllowedFailures": 0 },
+    { "name": "broad", "memberSelector": { "byLabel": "ring=broad" }, "maxConcurrency": 5, "maxAllowedFailures": 2 }
+  ] } },
+  "updateRuns": [{ "name": "patch", "updateStrategyId": "prod",
+    "managedClusterUpdate": { "upgrade": { "type": "Full", "kubernetesVersion": "1.33.2" } } }]
+}"#;
+
+fn tune_text(max_blast: f64, budget: u64) -> String {
+    format!(
+        r#"{{
+  "name": "small-tune",
+  "scenario": "base.json",
+  "run": "patch",
+  "worlds": [
+    {{ "name": "good", "overrides": [
+      {{ "pointer": "/models/badReleases", "value": [] }},
+      {{ "pointer": "/models/failure", "value": {{ "patchProbability": 0 }} }} ] }},
+    {{ "name": "noisy", "overrides": [ {{ "pointer": "/models/badReleases", "value": [] }} ] }},
+    {{ "name": "bad" }}
+  ],
+  "space": [
+    {{ "name": "broadConcurrency", "pointer": "/updateStrategies/prod/stages/1/maxConcurrency", "values": [1, 3, 5, 10, 20] }},
+    {{ "name": "broadFailures", "pointer": "/updateStrategies/prod/stages/1/maxAllowedFailures", "values": [0, 1, 2, 4] }}
+  ],
+  "objective": {{ "metric": "hoursTo100PctUpgraded", "statistic": "p90", "world": "good" }},
+  "constraints": [
+    {{ "metric": "blastRadius", "statistic": "mean", "world": "bad", "max": {max_blast} }},
+    {{ "metric": "falseHalt", "statistic": "mean", "world": "noisy", "max": 0.3 }}
+  ],
+  "budget": {{ "replications": {budget}, "initial": 4, "maxPerCandidate": 64 }}
+}}"#
+    )
+}
+
+/// A temporary folder with `base.json` and `tune.json`.
+fn workspace(tune: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.json"), BASE).unwrap();
+    let path = dir.path().join("tune.json");
+    std::fs::write(&path, tune).unwrap();
+    (dir, path)
+}
+
+fn plan(path: &Path) -> TunePlan {
+    match tune::load(path) {
+        Ok(p) => p,
+        Err(problems) => {
+            panic!("invalid tune file:\n{}", problems.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("\n"))
+        }
+    }
+}
+
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(path.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn run_cli(path: &Path, out: &Path, threads: usize) {
+    let status = Command::new(binary())
+        .args(["tune", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", &threads.to_string(), "-q"])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn outputs_are_byte_identical_at_one_and_two_threads() {
+    let (dir, path) = workspace(&tune_text(4.0, 20_000));
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    run_cli(&path, &one, 1);
+    run_cli(&path, &two, 2);
+    let (a, b) = (files(&one), files(&two));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (name, bytes) in &a {
+        assert!(bytes == &b[name], "{name} differs");
+    }
+    for name in
+        ["recommendation.json", "candidates.csv", "pareto.csv", "index.html", "baseline/good.json", "baseline/bad.json"]
+    {
+        assert!(a.contains_key(name), "{name} is missing: {:?}", a.keys().collect::<Vec<_>>());
+    }
+    let recommendation: serde_json::Value = serde_json::from_slice(&a["recommendation.json"]).unwrap();
+    let strategy = &recommendation["recommended"]["strategy"];
+    assert!(strategy["stages"][1]["maxConcurrency"].is_string(), "limits are strings: {strategy}");
+    assert!(a.contains_key("recommended/good.json"));
+    let html = String::from_utf8(a["index.html"].clone()).unwrap();
+    assert!(
+        html.contains("id=\"recommendation\">Use candidate") || html.contains("id=\"recommendation\">Keep the base")
+    );
+    // The recommended scenario is runnable as written.
+    let check =
+        Command::new(binary()).args(["validate", one.join("recommended/bad.json").to_str().unwrap()]).output().unwrap();
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+}
+
+#[test]
+fn racing_never_drops_the_best_candidate_of_an_exhaustive_search() {
+    let (_dir, path) = workspace(&tune_text(4.0, 1_000_000));
+    let plan = plan(&path);
+    let full = plan.budget.max_per_candidate;
+    // Exhaustive: every candidate with every replication, the best feasible objective (lowest index on ties).
+    let mut best: Option<(usize, f64)> = None;
+    for c in 0..plan.candidates.len() {
+        let e = search::evaluate(&plan, c, full);
+        if !search::feasible(&plan, &e) {
+            continue;
+        }
+        let v = e.estimate(&plan.objective).unwrap().value;
+        if best.is_none_or(|(_, b)| v < b) {
+            best = Some((c, v));
+        }
+    }
+    let (exhaustive, _) = best.expect("the small space has a feasible candidate");
+    let result = search::search(&plan, 2, |_| {}).unwrap();
+    assert_eq!(result.recommended, Some(exhaustive), "the race kept the exhaustive answer");
+    assert_eq!(result.status[exhaustive], Status::Recommended);
+    let left = result.left_in_round.iter().filter(|r| r.is_some()).count();
+    assert!(left > 0, "the race eliminated some candidates early");
+    assert!(
+        result.spent < plan.candidates.len() as u64 * plan.worlds.len() as u64 * full,
+        "racing spent less than exhaustion"
+    );
+    // The survivors were evaluated with the same replications as the exhaustive search.
+    assert_eq!(result.evaluations[exhaustive], search::evaluate(&plan, exhaustive, full));
+}
+
+#[test]
+fn no_feasible_candidate_is_said_plainly_with_the_closest_ones() {
+    let (dir, path) = workspace(&tune_text(-1.0, 20_000));
+    let out = dir.path().join("out");
+    run_cli(&path, &out, 2);
+    let found = files(&out);
+    assert!(!found.keys().any(|k| k.starts_with("recommended")), "no recommended scenarios without a recommendation");
+    let recommendation: serde_json::Value = serde_json::from_slice(&found["recommendation.json"]).unwrap();
+    assert!(recommendation["recommended"].is_null());
+    assert!(!recommendation["closest"].as_array().unwrap().is_empty());
+    assert!(recommendation["summary"].as_str().unwrap().starts_with("No candidate meets the constraints"));
+    let html = String::from_utf8(found["index.html"].clone()).unwrap();
+    assert!(html.contains("No candidate meets the constraints") && html.contains("The closest candidates"));
+    let csv = String::from_utf8(found["candidates.csv"].clone()).unwrap();
+    assert!(!csv.contains(",recommended,") && csv.contains(",infeasible,"));
+}
+
+#[test]
+fn bad_tune_files_give_one_line_per_problem_with_file_and_pointer() {
+    let good = tune_text(4.0, 20_000);
+    let cases: Vec<(String, &str)> = vec![
+        (good.replace("\"run\": \"patch\"", "\"run\": \"patch\", \"colour\": 1"), "tune.json: /colour: "),
+        (good.replace("\"world\": \"good\" }", "\"world\": \"nice\" }"), "tune.json: /objective/world: "),
+        (
+            good.replace("{ \"name\": \"bad\" }", "{ \"name\": \"worse\" }"),
+            "tune.json: /worlds: a world named \"bad\" is required",
+        ),
+        (good.replace("/models/failure\"", "/models/nothing/here\""), "tune.json: /worlds/0/overrides/1/pointer: "),
+        (good.replace("[1, 3, 5, 10, 20]", "[1, -3]"), "tune.json: /space/0/values/1: "),
+        (good.replace("\"replications\": 20000", "\"replications\": 10"), "tune.json: /budget/replications: "),
+        (good.replace("\"statistic\": \"p90\"", "\"statistic\": \"p42\""), "tune.json: /objective/statistic: "),
+    ];
+    for (text, expected) in cases {
+        let (dir, path) = workspace(&text);
+        let output = Command::new(binary()).current_dir(dir.path()).args(["tune", "tune.json", "-q"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{expected}");
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert!(!lines.is_empty() && lines.iter().all(|l| l.starts_with("tune.json: /")), "{expected}: {stderr}");
+        assert!(lines.iter().any(|l| l.starts_with(expected)), "{expected}: {stderr}");
+        let validate = Command::new(binary()).current_dir(dir.path()).args(["validate", "tune.json"]).output().unwrap();
+        assert_eq!(validate.status.code(), Some(2));
+        assert_eq!(String::from_utf8(validate.stderr).unwrap(), stderr, "validate reports the same lines");
+        assert!(tune::load(&path).is_err());
+    }
+}
+
+#[test]
+fn the_cli_validates_tune_files_and_prints_their_schema() {
+    let (dir, _path) = workspace(&tune_text(4.0, 20_000));
+    let output = Command::new(binary()).current_dir(dir.path()).args(["validate", "tune.json"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        String::from_utf8(output.stdout).unwrap().contains("valid tune file \"small-tune\": 20 candidates × 3 worlds")
+    );
+    let schema = Command::new(binary()).args(["schema", "tune"]).output().unwrap();
+    assert!(schema.status.success());
+    let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
+    assert!(schema["properties"]["worlds"].is_object() && schema["properties"]["space"].is_object());
+    for command in ["run", "sweep"] {
+        let out = Command::new(binary()).current_dir(dir.path()).args([command, "tune.json"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr, "tune.json: a tune file: run it with `fleetsim tune tune.json`\n");
+    }
+}
