@@ -25,6 +25,59 @@ pub type ReadOnly = Option<Value>;
 /// the object is read (`scenario::envelope`).
 pub type Properties = Option<serde_json::Map<String, Value>>;
 
+/// An object that is also an Azure resource: the fields given first, then the read-only fields of
+/// its GET resource and of an Azure Resource Graph row and the ARM form's `properties`, then the
+/// fields given after. One definition, so every pasted resource accepts the same envelope.
+macro_rules! arm_resource {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident { $($before:tt)* } { $($after:tt)* }) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $($before)*
+            /// Read-only fields of the GET resource (`az … show`): accepted and ignored.
+            #[serde(default, skip_serializing)]
+            pub id: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing, rename = "type")]
+            pub resource_type: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing, rename = "eTag")]
+            pub e_tag: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub system_data: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub resource_group: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub provisioning_state: $crate::scenario::dto::ReadOnly,
+            // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
+            #[serde(default, skip_serializing)]
+            pub tenant_id: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub kind: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub location: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub subscription_id: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub managed_by: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub sku: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub plan: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub extended_location: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub tags: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub identity: $crate::scenario::dto::ReadOnly,
+            #[serde(default, skip_serializing)]
+            pub zones: $crate::scenario::dto::ReadOnly,
+            /// The ARM form's `properties`: merged into this object before it is read.
+            #[serde(default, skip_serializing)]
+            pub properties: $crate::scenario::dto::Properties,
+            $($after)*
+        }
+    };
+}
+pub(crate) use arm_resource;
+
 /// A what-if scenario: a fleet, its world, and update runs.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -109,6 +162,7 @@ pub struct LimitsDto {
     pub stage_max_concurrency: Option<i64>,
 }
 
+arm_resource! {
 /// A fleet member: an AKS cluster.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -149,49 +203,12 @@ pub struct MemberDto {
     /// This member's upgrade durations: fields given here replace those of `models.duration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durations: Option<DurationModelDto>,
-    /// Read-only fields of the GET resource (`az … show`): accepted and ignored.
-    #[serde(default, skip_serializing)]
-    pub id: ReadOnly,
-    #[serde(default, skip_serializing, rename = "type")]
-    pub resource_type: ReadOnly,
-    #[serde(default, skip_serializing, rename = "eTag")]
-    pub e_tag: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub system_data: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub resource_group: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub provisioning_state: ReadOnly,
-    // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
-    #[serde(default, skip_serializing)]
-    pub tenant_id: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub kind: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub location: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub subscription_id: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub managed_by: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub sku: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub plan: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub extended_location: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub tags: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub identity: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub zones: ReadOnly,
-    /// The ARM form's `properties`: merged into this object before it is read.
-    #[serde(default, skip_serializing)]
-    pub properties: Properties,
+} {
     #[serde(default, skip_serializing)]
     pub status: ReadOnly,
     #[serde(default, skip_serializing)]
     pub mesh_properties: ReadOnly,
+}
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -388,6 +405,7 @@ impl StringOrInt {
     }
 }
 
+arm_resource! {
 /// `UpdateRunStrategy`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -396,48 +414,11 @@ pub struct StrategyDto {
     /// The strategy resource's name: the name it is given in `updateStrategies`.
     #[serde(default, skip_serializing)]
     pub name: ReadOnly,
-    /// Read-only fields of the GET resource (`az … show`): accepted and ignored.
-    #[serde(default, skip_serializing)]
-    pub id: ReadOnly,
-    #[serde(default, skip_serializing, rename = "type")]
-    pub resource_type: ReadOnly,
-    #[serde(default, skip_serializing, rename = "eTag")]
-    pub e_tag: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub system_data: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub resource_group: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub provisioning_state: ReadOnly,
-    // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
-    #[serde(default, skip_serializing)]
-    pub tenant_id: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub kind: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub location: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub subscription_id: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub managed_by: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub sku: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub plan: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub extended_location: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub tags: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub identity: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub zones: ReadOnly,
-    /// The ARM form's `properties`: merged into this object before it is read.
-    #[serde(default, skip_serializing)]
-    pub properties: Properties,
+} {
     /// The strategy resource's `strategy` (az form): lifted into this object before it is read.
     #[serde(default, skip_serializing)]
     pub strategy: ReadOnly,
+}
 }
 
 /// `UpdateStage`.
@@ -512,6 +493,7 @@ pub struct ScheduledStartDto {
     pub utc_offset: String,
 }
 
+arm_resource! {
 /// An update run: the API's `UpdateRun` properties plus a start time and timed user actions.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -535,50 +517,13 @@ pub struct UpdateRunDto {
     /// Approve each Approval gate this long after it opens (overrides `models.approvals`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval_policy: Option<Value>,
-    /// Read-only fields of the GET resource (`az … show`): accepted and ignored.
-    #[serde(default, skip_serializing)]
-    pub id: ReadOnly,
-    #[serde(default, skip_serializing, rename = "type")]
-    pub resource_type: ReadOnly,
-    #[serde(default, skip_serializing, rename = "eTag")]
-    pub e_tag: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub system_data: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub resource_group: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub provisioning_state: ReadOnly,
-    // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
-    #[serde(default, skip_serializing)]
-    pub tenant_id: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub kind: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub location: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub subscription_id: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub managed_by: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub sku: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub plan: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub extended_location: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub tags: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub identity: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub zones: ReadOnly,
-    /// The ARM form's `properties`: merged into this object before it is read.
-    #[serde(default, skip_serializing)]
-    pub properties: Properties,
+} {
     /// The run's status when it was read (`fleetsim run` writes it in `status/<run>.json`).
     #[serde(default, skip_serializing)]
     pub status: ReadOnly,
     #[serde(default, skip_serializing)]
     pub auto_upgrade_profile_id: ReadOnly,
+}
 }
 
 /// `ManagedClusterUpdate`.

@@ -13,9 +13,10 @@ use crate::world::{ImageSelection, ReleaseCalendar};
 
 use super::Settings;
 use super::build::{Ctx, check_name, report_plan_problems};
-use super::dto::{Properties, ReadOnly};
+use super::dto::{ReadOnly, arm_resource};
 use super::problem::{echo, join};
 
+arm_resource! {
 /// `AutoUpgradeProfile` properties plus a name.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -42,47 +43,10 @@ pub struct AutoUpgradeProfileDto {
     /// A strategy of `updateStrategies` by name or ARM id; absent: every member one by one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub update_strategy_id: Option<String>,
-    /// Read-only fields of the GET resource (`az … show`): accepted and ignored.
-    #[serde(default, skip_serializing)]
-    pub id: ReadOnly,
-    #[serde(default, skip_serializing, rename = "type")]
-    pub resource_type: ReadOnly,
-    #[serde(default, skip_serializing, rename = "eTag")]
-    pub e_tag: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub system_data: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub resource_group: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub provisioning_state: ReadOnly,
-    // The other columns of an Azure Resource Graph row (`az graph query`), accepted and ignored.
-    #[serde(default, skip_serializing)]
-    pub tenant_id: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub kind: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub location: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub subscription_id: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub managed_by: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub sku: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub plan: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub extended_location: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub tags: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub identity: ReadOnly,
-    #[serde(default, skip_serializing)]
-    pub zones: ReadOnly,
-    /// The ARM form's `properties`: merged into this object before it is read.
-    #[serde(default, skip_serializing)]
-    pub properties: Properties,
+} {
     #[serde(default, skip_serializing)]
     pub auto_upgrade_profile_status: ReadOnly,
+}
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
