@@ -136,6 +136,9 @@ pub struct Transition {
     pub from: UpdateState,
     pub to: UpdateState,
     pub note: Note,
+    /// Why a member became `Pending` (`to` is `Pending`): the reason the orchestrator recorded, so
+    /// that reports never read it back from the message's wording.
+    pub pending: Option<PendingKind>,
 }
 
 /// What an unfinished run waits for at an instant (SEMANTICS §5.9: a run that can no longer progress
@@ -1482,7 +1485,11 @@ impl UpdateRun {
         for &(entity, from) in &journal {
             let (to, note) = self.entity_state(entity);
             if to != from {
-                out.push(Transition { entity, from, to, note });
+                let pending = match entity {
+                    Entity::Member(slot) if to == UpdateState::Pending => self.member(slot).pending_kind,
+                    _ => None,
+                };
+                out.push(Transition { entity, from, to, note, pending });
             }
         }
         journal.clear();

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Serialize, Serializer};
 
 use crate::engine::Time;
-use crate::orchestrator::{Entity, GateRef, Note, PendingKind, Slot, UpdateRun, UpdateState};
+use crate::orchestrator::{Entity, GateRef, PendingKind, Slot, Transition, UpdateRun, UpdateState};
 use crate::scenario::Scenario;
 use crate::simulation::{SimResult, TimelineRow};
 
@@ -159,13 +159,10 @@ pub fn critical_paths(scenario: &Scenario, result: &SimResult) -> Vec<CriticalPa
     result.runs.iter().enumerate().map(|(r, run)| critical_path(scenario, result, r, run, &rows[r])).collect()
 }
 
-/// Whether a `Pending` note is about a closed maintenance window (the world's wording; everything
-/// else that makes a member `Pending` is a release not yet in its region).
-pub(crate) fn pending_kind(note: &Note) -> PendingKind {
-    match note.message.as_deref() {
-        Some(m) if m.starts_with("maintenance window") => PendingKind::Window,
-        _ => PendingKind::Availability,
-    }
+/// Why a member became `Pending` in a timeline row (the orchestrator records it; a row written
+/// without it counts as a release not yet in the member's region, the other reason there is).
+pub(crate) fn pending_kind(transition: &Transition) -> PendingKind {
+    transition.pending.unwrap_or(PendingKind::Availability)
 }
 
 /// What holds a stage during an interval.
@@ -351,7 +348,7 @@ fn critical_path(
                     }
                 }
                 if to == UpdateState::Pending {
-                    let kind = pending_kind(&row.transition.note);
+                    let kind = pending_kind(&row.transition);
                     track.pending.insert(slot, (time, kind));
                     track.pending_by_kind[kind_index(kind)] += 1;
                 }

@@ -60,7 +60,7 @@ pub fn run_tracks(result: &SimResult) -> Vec<RunTracks> {
         if let Some(changes) = member {
             changes.push((row.time, row.transition.to));
             if row.transition.to == UpdateState::Pending
-                && crate::report::critical::pending_kind(&row.transition.note) == PendingKind::Availability
+                && crate::report::critical::pending_kind(&row.transition) == PendingKind::Availability
                 && let Some(t) = tracks.get_mut(row.run as usize)
             {
                 t.availability.insert((slot, row.time));
