@@ -1,0 +1,51 @@
+//! The speed workload (`cargo bench --bench rollout`): one replication of the performance anchors'
+//! rollout (see `benches/workload/mod.rs`) at 1,000, 10,000 and 100,000 members, by the minimal
+//! hand-written loop and by fleetsim with and without a timeline, measured in the same run so the
+//! ratio can be read off; and loading (parse, generate, build) per member.
+//!
+//! `cargo run --release --example ratio` prints the ratios directly, alternating the two programs.
+
+#[path = "workload/mod.rs"]
+mod workload;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use fleetsim::simulation::{SimOptions, simulate};
+use fleetsim::sweep::plan::build_value;
+
+fn replication(c: &mut Criterion) {
+    let mut group = c.benchmark_group("rollout");
+    group.sampling_mode(SamplingMode::Flat);
+    for n in [1_000usize, 10_000, 100_000] {
+        let doc = workload::scenario(n, false);
+        let scenario = build_value(&doc, None).expect("the workload scenario is valid");
+        let (samples, time) = if n >= 100_000 { (10, 20) } else { (20, 8) };
+        group.sample_size(samples).measurement_time(Duration::from_secs(time));
+        group.throughput(Throughput::Elements(n as u64));
+        let mut seed = 0u64;
+        group.bench_function(BenchmarkId::new("minimal", n), |b| {
+            b.iter(|| {
+                seed += 1;
+                workload::minimal_rollout(black_box(n), seed)
+            })
+        });
+        for (name, record_timeline) in [("fleetsim", false), ("fleetsim_timeline", true)] {
+            let mut replication = 0u64;
+            group.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| {
+                    replication += 1;
+                    simulate(black_box(&scenario), SimOptions { record_timeline, replication })
+                })
+            });
+        }
+        group.bench_function(BenchmarkId::new("load", n), |b| {
+            b.iter(|| build_value(black_box(&doc), None).expect("the workload scenario is valid"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, replication);
+criterion_main!(benches);

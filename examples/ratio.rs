@@ -1,0 +1,79 @@
+//! fleetsim against the minimal hand-written loop on the speed workload, side by side, printing the
+//! ratio per replication (the issue "speed" target: at most 3x at every size).
+//!
+//! Usage: `cargo run --release --example ratio -- [SIZE...] [--rounds K] [--timeline]`
+//! (default sizes 1000 10000 100000, 7 rounds). Each round times a batch of replications of the
+//! minimal loop and then of fleetsim (no timeline unless `--timeline`), alternating so that a noisy
+//! machine slows both alike; the medians over rounds and the median of the per-round ratios are
+//! printed. Loading (parse, generate, build) is timed apart, per member. Measure on an idle machine.
+
+#[path = "../benches/workload/mod.rs"]
+mod workload;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use fleetsim::simulation::{SimOptions, simulate};
+use fleetsim::sweep::plan::build_value;
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 }
+}
+
+fn main() {
+    let mut sizes = Vec::new();
+    let mut rounds = 7usize;
+    let mut record_timeline = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--rounds" => rounds = args.next().and_then(|k| k.parse().ok()).filter(|&k| k > 0).unwrap_or(7),
+            "--timeline" => record_timeline = true,
+            size => match size.parse::<usize>() {
+                Ok(n) if n > 0 => sizes.push(n),
+                _ => {
+                    eprintln!("usage: ratio [SIZE...] [--rounds K] [--timeline]");
+                    std::process::exit(2);
+                }
+            },
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![1_000, 10_000, 100_000];
+    }
+    println!("{:>9}  {:>12}  {:>12}  {:>7}  {:>14}", "members", "minimal ms", "fleetsim ms", "ratio", "load µs/member");
+    for n in sizes {
+        let doc = workload::scenario(n, false);
+        let loaded = Instant::now();
+        let scenario = build_value(&doc, None).expect("the workload scenario is valid");
+        let load_us = loaded.elapsed().as_secs_f64() * 1e6 / n as f64;
+        // About a fifth of a second of the minimal loop per batch, at least one replication.
+        let batch = (3_000_000 / n).max(1) as u64;
+        let (mut minimal, mut fleet, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        let mut replication = 0u64;
+        for _ in 0..rounds {
+            let started = Instant::now();
+            for seed in replication..replication + batch {
+                black_box(workload::minimal_rollout(n, seed));
+            }
+            let m = started.elapsed().as_secs_f64() * 1e3 / batch as f64;
+            let started = Instant::now();
+            for r in replication..replication + batch {
+                black_box(simulate(&scenario, SimOptions { record_timeline, replication: r }));
+            }
+            let f = started.elapsed().as_secs_f64() * 1e3 / batch as f64;
+            replication += batch;
+            minimal.push(m);
+            fleet.push(f);
+            ratios.push(f / m);
+        }
+        println!(
+            "{n:>9}  {:>12.4}  {:>12.4}  {:>6.1}x  {load_us:>14.2}",
+            median(&mut minimal),
+            median(&mut fleet),
+            median(&mut ratios)
+        );
+    }
+}
