@@ -16,6 +16,7 @@ fn main() {
     };
     let replications: u64 = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(100);
     let record_timeline = args.iter().any(|a| a == "--timeline");
+    let loading = Instant::now();
     let scenario = match load_file(std::path::Path::new(path), None) {
         Ok(s) => s,
         Err(e) => {
@@ -23,11 +24,16 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let load_ms = loading.elapsed().as_secs_f64() * 1e3;
     let started = Instant::now();
     let mut events = 0;
     for replication in 0..replications {
         events += simulate(&scenario, SimOptions { record_timeline, replication }).events_processed;
     }
     let per = started.elapsed().as_secs_f64() / replications as f64;
-    println!("{replications} replications, {:.3} ms each, {} events each", per * 1e3, events / replications);
+    println!(
+        "loaded in {load_ms:.1} ms; {replications} replications, {:.3} ms each, {} events each",
+        per * 1e3,
+        events / replications
+    );
 }

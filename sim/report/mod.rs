@@ -41,6 +41,21 @@ pub type ReportFile = (PathBuf, Vec<u8>);
 
 /// Renders every file of the report folder in memory.
 pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
+    // The tables and the charts read the same result and nothing else: built on two threads (the
+    // charts split further), assembled in one fixed order, so the files do not depend on the threads.
+    let fleet = (!ctx.scenario.profiles.is_empty()).then(|| profiles::fleet_days(ctx));
+    let (tables, charts) = rayon::join(|| data_files(ctx, fleet.as_ref()), || all_charts(ctx, fleet.as_ref()));
+    let mut files = tables?;
+    let (charts, profile_charts) = charts?;
+    for chart in charts.iter().chain(&profile_charts) {
+        files.extend(chart.chart.files(&format!("charts/{}", chart.name)));
+    }
+    files.push(("index.html".into(), html::run_index(ctx, &charts, &profile_charts).into_bytes()));
+    Ok(files)
+}
+
+/// The CSV and JSON files of a report folder, in their order.
+fn data_files(ctx: &ReportContext, fleet: Option<&profiles::FleetDays>) -> anyhow::Result<Vec<ReportFile>> {
     let mut files: Vec<ReportFile> = vec![
         ("members.csv".into(), tables::members_csv(ctx)?),
         ("timeline.csv".into(), tables::timeline_csv(ctx)?),
@@ -51,20 +66,27 @@ pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
     }
     files.push(("runs.csv".into(), profiles::runs_csv(ctx)?));
     files.push(("versions.csv".into(), profiles::versions_csv(ctx)?));
-    let mut profile_charts = Vec::new();
-    if !ctx.scenario.profiles.is_empty() {
-        let fleet = profiles::fleet_days(ctx);
-        files.push(("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, &fleet)?));
-        files.push(("kubernetes-versions.csv".into(), profiles::kubernetes_versions_csv(&fleet)?));
+    if let Some(fleet) = fleet {
+        files.push(("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, fleet)?));
+        files.push(("kubernetes-versions.csv".into(), profiles::kubernetes_versions_csv(fleet)?));
         files.push(("release-latency.csv".into(), profiles::release_latency_csv(ctx)?));
-        profile_charts = charts::profiles::profile_charts(ctx, &fleet, &profiles::end_state(ctx))?;
     }
-    let charts = charts::run::run_charts(ctx)?;
-    for chart in charts.iter().chain(&profile_charts) {
-        files.extend(chart.chart.files(&format!("charts/{}", chart.name)));
-    }
-    files.push(("index.html".into(), html::run_index(ctx, &charts, &profile_charts).into_bytes()));
     Ok(files)
+}
+
+/// The run charts and the auto-upgrade charts (none without profiles).
+fn all_charts(
+    ctx: &ReportContext,
+    fleet: Option<&profiles::FleetDays>,
+) -> anyhow::Result<(Vec<charts::run::RunChart>, Vec<charts::run::RunChart>)> {
+    let (run, profile) = rayon::join(
+        || charts::run::run_charts(ctx),
+        || match fleet {
+            Some(fleet) => charts::profiles::profile_charts(ctx, fleet, &profiles::end_state(ctx)),
+            None => Ok(Vec::new()),
+        },
+    );
+    Ok((run?, profile?))
 }
 
 pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {

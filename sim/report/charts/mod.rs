@@ -69,7 +69,8 @@ fn ensure_font() -> anyhow::Result<()> {
 pub(crate) type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
 
 /// A chart that can draw itself on any plotters backend; [`render`] draws it on SVG and bitmap.
-pub(crate) trait Figure {
+/// `Sync` because [`render`] draws the SVG and the bitmap on two threads.
+pub(crate) trait Figure: Sync {
     /// Width and height in pixels.
     fn size(&self) -> (u32, u32);
     /// Draws onto a white root area of [`Figure::size`].
@@ -84,34 +85,50 @@ pub(crate) fn render(figure: &impl Figure) -> anyhow::Result<Chart> {
     if w == 0 || h == 0 || w > MAX_SIDE_PX || h > MAX_SIDE_PX {
         bail!("chart size {w}x{h} px is outside 1..={MAX_SIDE_PX} px");
     }
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow!("drawing SVG chart: {e}"))?;
-        figure.draw(&root).map_err(|e| anyhow!("drawing SVG chart: {e}"))?;
-        root.present().map_err(|e| anyhow!("finishing SVG chart: {e}"))?;
-    }
-    let mut rgb = vec![255u8; w as usize * h as usize * 3];
-    {
-        let font =
-            ab_glyph::FontRef::try_from_slice(FONT).context("the bundled DejaVu Sans font could not be loaded")?;
-        let root = glyphs::GlyphBackend::new(BitMapBackend::with_buffer(&mut rgb, (w, h)), font).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
-        figure.draw(&root).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
-        root.present().map_err(|e| anyhow!("finishing PNG chart: {e}"))?;
-    }
-    let png = encode_png(&rgb, w, h).context("encoding PNG chart")?;
-    Ok(Chart { svg, png })
+    // The two drawings are independent: the SVG on one thread while the bitmap is drawn and encoded.
+    let (svg, png) = rayon::join(
+        || -> anyhow::Result<String> {
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+                root.fill(&WHITE).map_err(|e| anyhow!("drawing SVG chart: {e}"))?;
+                figure.draw(&root).map_err(|e| anyhow!("drawing SVG chart: {e}"))?;
+                root.present().map_err(|e| anyhow!("finishing SVG chart: {e}"))?;
+            }
+            Ok(svg)
+        },
+        || -> anyhow::Result<Vec<u8>> {
+            let mut rgb = vec![255u8; w as usize * h as usize * 3];
+            {
+                let font = ab_glyph::FontRef::try_from_slice(FONT)
+                    .context("the bundled DejaVu Sans font could not be loaded")?;
+                let root =
+                    glyphs::GlyphBackend::new(BitMapBackend::with_buffer(&mut rgb, (w, h)), font).into_drawing_area();
+                root.fill(&WHITE).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
+                figure.draw(&root).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
+                root.present().map_err(|e| anyhow!("finishing PNG chart: {e}"))?;
+            }
+            encode_png(&rgb, w, h).context("encoding PNG chart")
+        },
+    );
+    Ok(Chart { svg: svg?, png: png? })
 }
 
 /// Encodes 8-bit RGB pixels as PNG with fixed settings (same pixels, same bytes).
+///
+/// The compression level is chosen for the time a report takes, not for the last byte: `Fast`
+/// (fdeflate) with adaptive Paeth filtering encodes the charts of `scenarios/autoupgrade-year.json`
+/// about 12x faster than `Best` for files about 1.7x larger (2.4 MB against 1.4 MB for its seven
+/// charts), and `Best` alone was over a third of a whole `fleetsim run` of the larger examples.
+/// `Default` gives `Best`'s size at half its time, still six times `Fast`'s. Every chart is also
+/// written as SVG, which stays sharp at any zoom.
 fn encode_png(rgb: &[u8], w: u32, h: u32) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::with_capacity(rgb.len() / 16);
     {
         let mut encoder = png::Encoder::new(&mut out, w, h);
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::Best);
+        encoder.set_compression(png::Compression::Fast);
         encoder.set_filter(png::FilterType::Paeth);
         encoder.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
         let mut writer = encoder.write_header()?;

@@ -45,6 +45,12 @@ pub fn profile_charts(ctx: &ReportContext, fleet: &FleetDays, end: &EndState) ->
     if ctx.scenario.profiles.is_empty() {
         return Ok(Vec::new());
     }
+    let versions = Versions::new(ctx, fleet);
+    let lag = LagPanels::new(ctx, end);
+    let over_time = LagOverTime::new(ctx, fleet);
+    // Independent drawings, rendered in parallel and listed in a fixed order.
+    let (versions_chart, (lag_chart, over_time_chart)) =
+        rayon::join(|| render(&versions), || rayon::join(|| render(&lag), || render(&over_time)));
     Ok(vec![
         RunChart {
             name: "kubernetes-versions",
@@ -52,7 +58,7 @@ pub fn profile_charts(ctx: &ReportContext, fleet: &FleetDays, end: &EndState) ->
             caption: "Members on each Kubernetes minor version, day by day (kubernetes-versions.csv), the oldest \
                       minor at the bottom and darkest; dashed lines mark the day a new minor first reached a region."
                 .into(),
-            chart: render(&Versions::new(ctx, fleet))?,
+            chart: versions_chart?,
         },
         RunChart {
             name: "lag-distribution",
@@ -62,7 +68,7 @@ pub fn profile_charts(ctx: &ReportContext, fleet: &FleetDays, end: &EndState) ->
                       target), and the age of each member's oldest node image, which the NodeImage channel keeps \
                       down."
                 .into(),
-            chart: render(&LagPanels::new(ctx, end))?,
+            chart: lag_chart?,
         },
         RunChart {
             name: "lag-over-time",
@@ -70,7 +76,7 @@ pub fn profile_charts(ctx: &ReportContext, fleet: &FleetDays, end: &EndState) ->
             caption: "Mean (solid) and longest (dashed) days members were behind each Kubernetes channel's target, \
                       and the mean age of the members' oldest node image, day by day (fleet-metrics.csv)."
                 .into(),
-            chart: render(&LagOverTime::new(ctx, fleet))?,
+            chart: over_time_chart?,
         },
     ])
 }

@@ -66,12 +66,19 @@ pub fn run_charts(ctx: &ReportContext) -> anyhow::Result<Vec<RunChart>> {
     let gantt_caption = gantt.caption();
     let lines = Lines { ctx, tracks: &tracks, frame: &frame };
     let pending = Pending::new(ctx);
+    // The four charts are independent drawings: rendered in parallel, listed in a fixed order.
+    let completion = LinesFigure { lines: &lines, kind: LineKind::Completion };
+    let concurrency = LinesFigure { lines: &lines, kind: LineKind::Concurrency };
+    let ((gantt_chart, completion_chart), (concurrency_chart, pending_chart)) = rayon::join(
+        || rayon::join(|| render(&gantt), || render(&completion)),
+        || rayon::join(|| render(&concurrency), || render(&pending)),
+    );
     Ok(vec![
         RunChart {
             name: "gantt",
             title: "Timeline of members by stage and group".into(),
             caption: gantt_caption,
-            chart: render(&gantt)?,
+            chart: gantt_chart?,
         },
         RunChart {
             name: "completion",
@@ -79,7 +86,7 @@ pub fn run_charts(ctx: &ReportContext) -> anyhow::Result<Vec<RunChart>> {
             caption: "Members that reached Completed, Failed or Skipped, over time, with the Failed among them; \
                       dashed lines mark when each stage started."
                 .into(),
-            chart: render(&LinesFigure { lines: &lines, kind: LineKind::Completion })?,
+            chart: completion_chart?,
         },
         RunChart {
             name: "concurrency",
@@ -87,7 +94,7 @@ pub fn run_charts(ctx: &ReportContext) -> anyhow::Result<Vec<RunChart>> {
             caption: "Members Running at once, against each stage's resolved maxConcurrency (dashed) while the \
                       stage was active."
                 .into(),
-            chart: render(&LinesFigure { lines: &lines, kind: LineKind::Concurrency })?,
+            chart: concurrency_chart?,
         },
         RunChart {
             name: "pending",
@@ -95,7 +102,7 @@ pub fn run_charts(ctx: &ReportContext) -> anyhow::Result<Vec<RunChart>> {
             caption: "Member-hours Pending because a maintenance window was closed or the release had not reached \
                       the member's region; hours gates were Pending; hours of after-stage waits."
                 .into(),
-            chart: render(&pending)?,
+            chart: pending_chart?,
         },
     ])
 }
