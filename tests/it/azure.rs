@@ -287,3 +287,99 @@ fn export_then_import_gives_the_same_strategy() {
         assert!(stderr.contains("--strategy: no strategy \"nope\""), "{stderr}");
     }
 }
+
+/// A 20-member fleet with integer limits (they come out as the API's strings) and a small tune over
+/// the broad stage's limits.
+const TUNE_BASE: &str = r#"{
+  "name": "export-base", "seed": 7, "start": "2026-03-02T08:00:00Z", "settings": { "horizon": "10d" },
+  "memberGenerators": [{ "count": 20, "namePattern": "m-{index}", "regions": { "eastus": 1 },
+    "labels": { "ring": { "canary": 1, "broad": 3 } }, "kubernetesVersions": { "1.33.1": 1 } }],
+  "models": { "failure": { "patchProbability": 0.01 },
+    "badReleases": [{ "version": "1.33.2", "failureFraction": 0.3 }] },
+  "updateStrategies": { "prod": { "stages": [
+    { "name": "canary", "memberSelector": { "byLabel": "ring=canary" }, "maxConcurrency": 2, "maxAllowedFailures": 0 },
+    { "name": "broad", "memberSelector": { "byLabel": "ring=broad" }, "maxConcurrency": 2, "maxAllowedFailures": 1 }
+  ] } },
+  "updateRuns": [{ "name": "patch", "updateStrategyId": "prod",
+    "managedClusterUpdate": { "upgrade": { "type": "Full", "kubernetesVersion": "1.33.2" } } }]
+}"#;
+
+const TUNE: &str = r#"{
+  "name": "export-tune", "scenario": "base.json", "run": "patch",
+  "worlds": [ { "name": "good", "overrides": [ { "pointer": "/models/badReleases", "value": [] },
+                { "pointer": "/models/failure", "value": { "patchProbability": 0 } } ] },
+              { "name": "bad" } ],
+  "space": [ { "name": "broadConcurrency", "pointer": "/updateStrategies/prod/stages/1/maxConcurrency", "values": [2, 5, 10] },
+             { "name": "broadFailures", "pointer": "/updateStrategies/prod/stages/1/maxAllowedFailures", "values": [0, 2] } ],
+  "objective": { "metric": "hoursTo100PctUpgraded", "statistic": "p90", "world": "good" },
+  "constraints": [ { "metric": "blastRadius", "statistic": "mean", "world": "bad", "max": 20 },
+                   { "metric": "hoursTo100PctUpgraded", "statistic": "p90", "world": "good", "max": MAX } ],
+  "budget": { "replications": 200, "initial": 4, "maxPerCandidate": 16 }
+}"#;
+
+#[test]
+fn a_tune_recommendation_exports_and_imports_back_as_the_same_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.json"), TUNE_BASE).unwrap();
+    std::fs::write(dir.path().join("tune.json"), TUNE.replace("MAX", "1000")).unwrap();
+    let (code, _, stderr) = fleetsim(&["tune", "tune.json", "--out", "tuned", "-q"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let recommendation: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("tuned/recommendation.json")).unwrap()).unwrap();
+    for (args, key) in [
+        (vec!["export", "tuned", "--out", "recommended.json"], "recommended"),
+        (vec!["export", "tuned/recommendation.json", "--out", "recommended.json"], "recommended"),
+        (vec!["export", "tuned", "--strategy", "baseline", "--out", "baseline.json"], "baseline"),
+    ] {
+        let (code, _, stderr) = fleetsim(&args, dir.path());
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        let file = dir.path().join(format!("{key}.json"));
+        let exported: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(exported, recommendation[key]["strategy"], "{args:?}: the strategy the tune reports");
+        let limits: Vec<&Value> = exported["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| [&s["maxConcurrency"], &s["maxAllowedFailures"]])
+            .collect();
+        assert!(limits.len() == 4 && limits.iter().all(|l| l.is_string()), "limits as strings: {exported}");
+        let (imported, _) = import(&[file.to_str().unwrap(), "--start", "2026-03-02T08:00:00Z"], dir.path());
+        assert_eq!(imported["updateStrategies"][key], exported, "{args:?}: export → import");
+    }
+    // The baseline is the base scenario's strategy, its integer limits as the API's strings.
+    let (code, base_export, stderr) = fleetsim(&["export", "base.json", "--strategy", "prod"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("baseline.json")).unwrap(), base_export);
+
+    // What cannot be exported is said with the file and the pointer.
+    let (code, _, stderr) = fleetsim(&["export", "tuned", "--strategy", "nope"], dir.path());
+    assert_eq!(
+        (code, stderr.trim()),
+        (
+            2,
+            "tuned/recommendation.json: --strategy \"nope\": a tune's recommendation has the strategies \"recommended\" (the default) and \"baseline\""
+        )
+    );
+    let mut broken = recommendation.clone();
+    broken["recommended"]["strategy"]["stages"][1]["maxConcurrency"] = json!("0");
+    std::fs::write(dir.path().join("broken.json"), broken.to_string()).unwrap();
+    let (code, _, stderr) = fleetsim(&["export", "broken.json"], dir.path());
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("broken.json: /recommended/strategy/stages/1/maxConcurrency: "), "{stderr}");
+    let (code, _, stderr) = fleetsim(&["export", "base.json"], dir.path());
+    assert_eq!(
+        (code, stderr.trim()),
+        (2, "base.json: --strategy NAME is required for a scenario (its strategies: \"prod\")")
+    );
+
+    // A tune that recommends nothing (no candidate upgrades the fleet in a minute) says so.
+    std::fs::write(dir.path().join("tune.json"), TUNE.replace("MAX", "0.01")).unwrap();
+    let (code, _, stderr) = fleetsim(&["tune", "tune.json", "--out", "none", "-q"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let none: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("none/recommendation.json")).unwrap()).unwrap();
+    assert!(none["recommended"].is_null(), "{none}");
+    let (code, _, stderr) = fleetsim(&["export", "none"], dir.path());
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("none/recommendation.json: /recommended: the tune recommends no strategy"), "{stderr}");
+}
