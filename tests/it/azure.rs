@@ -383,3 +383,105 @@ fn a_tune_recommendation_exports_and_imports_back_as_the_same_strategy() {
     assert_eq!(code, 2);
     assert!(stderr.starts_with("none/recommendation.json: /recommended: the tune recommends no strategy"), "{stderr}");
 }
+
+/// Every property of `ManagedClusterAgentPoolProfile` in the AKS REST API (stable 2026-01-01,
+/// `managedClusters.json`: `name` and `ManagedClusterAgentPoolProfileProperties`).
+const AGENT_POOL_PROPERTIES: [&str; 55] = [
+    "name",
+    "eTag",
+    "count",
+    "vmSize",
+    "osDiskSizeGB",
+    "osDiskType",
+    "kubeletDiskType",
+    "workloadRuntime",
+    "messageOfTheDay",
+    "vnetSubnetID",
+    "podSubnetID",
+    "podIPAllocationMode",
+    "maxPods",
+    "osType",
+    "osSKU",
+    "maxCount",
+    "minCount",
+    "enableAutoScaling",
+    "scaleDownMode",
+    "type",
+    "mode",
+    "orchestratorVersion",
+    "currentOrchestratorVersion",
+    "nodeImageVersion",
+    "upgradeSettings",
+    "provisioningState",
+    "powerState",
+    "availabilityZones",
+    "enableNodePublicIP",
+    "nodePublicIPPrefixID",
+    "scaleSetPriority",
+    "scaleSetEvictionPolicy",
+    "spotMaxPrice",
+    "tags",
+    "nodeLabels",
+    "nodeTaints",
+    "proximityPlacementGroupID",
+    "kubeletConfig",
+    "linuxOSConfig",
+    "enableEncryptionAtHost",
+    "enableUltraSSD",
+    "enableFIPS",
+    "gpuInstanceProfile",
+    "creationData",
+    "capacityReservationGroupID",
+    "hostGroupID",
+    "networkProfile",
+    "windowsProfile",
+    "securityProfile",
+    "gpuProfile",
+    "gatewayProfile",
+    "virtualMachinesProfile",
+    "virtualMachineNodesStatus",
+    "status",
+    "localDNSProfile",
+];
+
+#[test]
+fn every_documented_agent_pool_field_is_accepted_in_arm_and_az_spelling() {
+    let read = |f: &str| -> Value { serde_json::from_slice(&std::fs::read(fixtures().join(f)).unwrap()).unwrap() };
+    let (arm, az) = (read("pools/arm.json"), read("pools/az.json"));
+    let arm_pool = arm["properties"]["agentPoolProfiles"][0].clone();
+    let keys: Vec<&str> = arm_pool.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys.len(), AGENT_POOL_PROPERTIES.len());
+    assert!(AGENT_POOL_PROPERTIES.iter().all(|p| keys.contains(p)), "the fixture carries every documented field");
+    // The agent pool resource (`az aks nodepool show`, its ARM GET): the same fields under `properties`.
+    let mut properties = arm_pool.clone();
+    properties.as_object_mut().unwrap().remove("name");
+    let resource = json!({
+        "id": format!("{}/agentPools/userpool", arm["id"].as_str().unwrap()),
+        "name": "userpool",
+        "type": "Microsoft.ContainerService/managedClusters/agentPools",
+        "properties": properties,
+    });
+    for (form, pool) in [("arm", arm_pool), ("az", az["agentPoolProfiles"][0].clone()), ("resource", resource)] {
+        let scenario = json!({
+            "name": "pools", "start": "2026-03-02T08:00:00Z",
+            "members": [{ "name": "member-9", "region": "eastus", "kubernetesVersion": "1.32.6", "nodePools": [pool] }],
+        });
+        let built = fleetsim::scenario::from_value(&scenario, None).unwrap_or_else(|p| panic!("{form}: {p:?}"));
+        let pool = &built.fleet[0].node_pools[0];
+        // The fields the simulation reads; every other one is accepted and ignored.
+        assert_eq!(pool.name, "userpool", "{form}");
+        assert_eq!(pool.node_count, 3, "{form}");
+        assert_eq!(pool.os_sku, fleetsim::fleet::OsSku::AzureLinux3, "{form}");
+        assert_eq!(pool.max_surge, Some(fleetsim::fleet::Surge::Percent(33)), "{form}");
+        assert_eq!(pool.node_image_version.as_ref().unwrap().to_string(), "AKSAzureLinux-V3gen2-202602.13.0");
+    }
+    // Accepting every documented field is not accepting anything: a misspelt one is still an error.
+    let scenario = json!({
+        "name": "pools", "start": "2026-03-02T08:00:00Z",
+        "members": [{ "name": "member-9", "region": "eastus", "kubernetesVersion": "1.32.6",
+                      "nodePools": [{ "name": "userpool", "vmSizes": "Standard_D4s_v5" }] }],
+    });
+    let Err(problems) = fleetsim::scenario::from_value(&scenario, None) else { panic!("an unknown field is accepted") };
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].path, "/members/0/nodePools/0/vmSizes");
+}
