@@ -485,3 +485,89 @@ fn every_documented_agent_pool_field_is_accepted_in_arm_and_az_spelling() {
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].path, "/members/0/nodePools/0/vmSizes");
 }
+
+/// The keys of a JSON object, nested objects' keys under `outer.inner`.
+fn shape(value: &Value, prefix: &str, out: &mut Vec<String>) {
+    if let Value::Object(map) = value {
+        for (k, v) in map {
+            let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            out.push(key.clone());
+            shape(v, &key, out);
+        }
+    }
+    out.sort();
+}
+
+#[test]
+fn pending_members_are_shown_as_the_service_shows_them() {
+    // The fixture's member-4, Pending on regional availability, as the update-run monitoring docs and
+    // the UpdateRuns_Get examples show such a member.
+    let fixture: Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("arm/update-run.json")).unwrap()).unwrap();
+    let service = fixture["properties"]["status"]["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["groups"].as_array().unwrap())
+        .flat_map(|g| g["members"].as_array().unwrap())
+        .find(|m| m["status"]["state"] == "Pending")
+        .unwrap()
+        .clone();
+    // Two members the horizon cuts while Pending: one whose release has not reached its region,
+    // one whose maintenance window is closed.
+    let scenario = json!({
+        "name": "pending", "start": "2026-03-02T08:00:00Z", "settings": { "horizon": "4h" },
+        "members": [
+            { "name": "east1", "region": "eastus", "group": "ga", "kubernetesVersion": "1.32.4" },
+            { "name": "west1", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4" },
+            { "name": "east2", "region": "eastus", "group": "ga", "kubernetesVersion": "1.32.4",
+              "aksManagedAutoUpgradeSchedule": { "schedule": { "daily": { "intervalDays": 1 } }, "durationHours": 4,
+                                                 "startTime": "22:00", "utcOffset": "+00:00" } }
+        ],
+        "releases": { "kubernetes": [ { "version": "1.32.4" },
+            { "version": "1.33.2", "available": { "default": "+0s", "regions": { "westeurope": "+10d" } } } ] },
+        "updateStrategies": { "s": { "stages": [ { "name": "s1", "groups": [ { "name": "ga", "maxConcurrency": "3" } ] } ] } },
+        "updateRuns": [ { "name": "r", "updateStrategyId": "s",
+            "managedClusterUpdate": { "upgrade": { "type": "Full", "kubernetesVersion": "1.33.2" } } } ]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pending.json"), scenario.to_string()).unwrap();
+    let (code, _, stderr) = fleetsim(&["run", "pending.json", "--out", "report", "-q"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let status: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report/status/r.json")).unwrap()).unwrap();
+    let members = status["properties"]["status"]["stages"][0]["groups"][0]["members"].as_array().unwrap();
+    let member = |name: &str| members.iter().find(|m| m["name"] == name).unwrap();
+
+    let west = member("west1");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    shape(west, "", &mut ours);
+    shape(&service, "", &mut theirs);
+    assert_eq!(ours, theirs, "the fields of a Pending member: {west}");
+    assert_eq!(west["status"]["startTime"], "2026-03-02T08:00:00Z", "when it became Pending");
+    assert_eq!(west["status"]["error"]["code"], "KubernetesVersionNotAvailable");
+    let error = west["status"]["error"]["message"].as_str().unwrap();
+    assert_eq!(error, "target Kubernetes version \"1.33.2\" is not available in region \"westeurope\"");
+    assert_eq!(
+        west["message"].as_str().unwrap(),
+        format!("set member: west1 to Pending due to failed validation err: {error}")
+    );
+    assert!(
+        service["message"].as_str().unwrap().starts_with("set member: member-4 to Pending due to failed validation"),
+        "the fixture's wording"
+    );
+
+    // A closed window: Pending since the run reached it, the next opening in the message, no error
+    // (the service documents no code for it).
+    let window = member("east2");
+    assert_eq!(window["status"], json!({ "state": "Pending", "startTime": "2026-03-02T08:00:00Z" }));
+    assert_eq!(
+        window["message"],
+        "maintenance window aksManagedAutoUpgradeSchedule is closed; it next opens at 2026-03-02T22:00:00Z"
+    );
+    assert!(window.get("operationId").is_none() && west.get("operationId").is_none(), "never started");
+    // The member that ran has its attempt's times and an operation id, and no message.
+    let ran = member("east1");
+    assert_eq!(ran["status"]["state"], "Completed");
+    assert!(ran["operationId"].is_string() && ran.get("message").is_none(), "{ran}");
+}
