@@ -32,6 +32,7 @@ pub(crate) struct FleetEntry {
     pub dto: Option<MemberDto>,
 }
 
+/// Converts the scenario's explicit `members`, each with its own duration model if it gives one.
 pub(crate) fn build_members(
     ctx: &mut Ctx,
     dto: &ScenarioDto,
