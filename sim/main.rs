@@ -532,6 +532,12 @@ fn import(
 
 fn export(path: &Path, name: Option<&str>, out: Option<PathBuf>) -> Result<(), Failure> {
     // A tune folder exports its recommendation.
+    if path.is_dir() && !path.join("recommendation.json").is_file() {
+        return Err(Failure::Invalid(vec![format!(
+            "{}: a folder without recommendation.json: give a scenario file, or a `fleetsim tune` folder or its recommendation.json",
+            path.display()
+        )]));
+    }
     let path = if path.is_dir() { path.join("recommendation.json") } else { path.to_path_buf() };
     let path = path.as_path();
     let text = std::fs::read_to_string(path)

@@ -366,6 +366,15 @@ fn a_tune_recommendation_exports_and_imports_back_as_the_same_strategy() {
     let (code, _, stderr) = fleetsim(&["export", "broken.json"], dir.path());
     assert_eq!(code, 2);
     assert!(stderr.starts_with("broken.json: /recommended/strategy/stages/1/maxConcurrency: "), "{stderr}");
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let (code, _, stderr) = fleetsim(&["export", "empty"], dir.path());
+    assert_eq!(
+        (code, stderr.trim()),
+        (
+            2,
+            "empty: a folder without recommendation.json: give a scenario file, or a `fleetsim tune` folder or its recommendation.json"
+        )
+    );
     let (code, _, stderr) = fleetsim(&["export", "base.json"], dir.path());
     assert_eq!(
         (code, stderr.trim()),
