@@ -105,11 +105,12 @@ enum Command {
     },
     /// Write a strategy as `az fleet updatestrategy create --stages FILE` takes it.
     Export {
-        /// Scenario file (JSON).
+        /// Scenario file (JSON), or a `fleetsim tune` folder or its recommendation.json.
         scenario: PathBuf,
-        /// A strategy of updateStrategies, or a run whose strategy to export.
+        /// A strategy of updateStrategies, or a run whose strategy to export (required for a
+        /// scenario); for a tune's recommendation: `recommended` (default) or `baseline`.
         #[arg(long)]
-        strategy: String,
+        strategy: Option<String>,
         /// File to write (`-` or absent: standard output).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -206,7 +207,7 @@ fn main() -> ExitCode {
         Command::Validate { files, strict } => validate(&files, Warn { strict, quiet: false }),
         Command::Schema { format } => schema(format),
         Command::Import { files, out, name, start, quiet } => import(&files, out, name, start, quiet),
-        Command::Export { scenario, strategy, out } => export(&scenario, &strategy, out),
+        Command::Export { scenario, strategy, out } => export(&scenario, strategy.as_deref(), out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -529,15 +530,39 @@ fn import(
     Ok(())
 }
 
-fn export(path: &Path, name: &str, out: Option<PathBuf>) -> Result<(), Failure> {
+fn export(path: &Path, name: Option<&str>, out: Option<PathBuf>) -> Result<(), Failure> {
+    // A tune folder exports its recommendation.
+    if path.is_dir() && !path.join("recommendation.json").is_file() {
+        return Err(Failure::Invalid(vec![format!(
+            "{}: a folder without recommendation.json: give a scenario file, or a `fleetsim tune` folder or its recommendation.json",
+            path.display()
+        )]));
+    }
+    let path = if path.is_dir() { path.join("recommendation.json") } else { path.to_path_buf() };
+    let path = path.as_path();
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::Invalid(vec![format!("{}: cannot read: {e}", path.display())]))?;
     let invalid = |problems: Vec<scenario::Problem>| {
         Failure::Invalid(problems.iter().map(|p| format!("{}: {p}", path.display())).collect())
     };
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
+        && fleetsim::azure::export::is_recommendation(&value)
+    {
+        let strategy = fleetsim::azure::export::recommended_strategy(&value, name)
+            .map_err(|lines| Failure::Invalid(lines.iter().map(|l| format!("{}: {l}", path.display())).collect()))?;
+        return write_single(out.as_deref(), &fleetsim::azure::export::stages_file(&strategy));
+    }
     let (dto, moves) = scenario::parse_dto(&text).map_err(invalid)?;
     // Only a valid scenario's strategy is exported: the service would reject the others.
     scenario::build::build(&dto, None).map_err(|p| invalid(moves.locate(p)))?;
+    let Some(name) = name else {
+        let known: Vec<String> = dto.update_strategies.keys().map(|k| format!("\"{k}\"")).collect();
+        return Err(Failure::Invalid(vec![format!(
+            "{}: --strategy NAME is required for a scenario (its strategies: {})",
+            path.display(),
+            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+        )]));
+    };
     let strategy = fleetsim::azure::export::strategy(&dto, name)
         .map_err(|e| Failure::Invalid(vec![format!("{}: --strategy: {e}", path.display())]))?;
     write_single(out.as_deref(), &fleetsim::azure::export::stages_file(strategy))

@@ -4,52 +4,7 @@
 
 use crate::fleet::{KubernetesVersion, MinorVersion};
 
-/// `AutoUpgradeProfile.channel`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Channel {
-    /// Latest patch of the newest minor N.
-    Rapid,
-    /// Latest patch of minor N−1.
-    Stable,
-    /// Latest patch of a given `major.minor`.
-    TargetKubernetesVersion,
-    /// A `NodeImageOnly` run per new node image.
-    NodeImage,
-    /// Linux-only security patches.
-    SecurityPatch,
-}
-
-impl Channel {
-    pub fn parse(text: &str) -> Result<Channel, String> {
-        Ok(match text {
-            "Rapid" => Channel::Rapid,
-            "Stable" => Channel::Stable,
-            "TargetKubernetesVersion" => Channel::TargetKubernetesVersion,
-            "NodeImage" => Channel::NodeImage,
-            "SecurityPatch" => Channel::SecurityPatch,
-            other => {
-                return Err(format!(
-                    "\"{other}\" is not a channel: \"Rapid\", \"Stable\", \"TargetKubernetesVersion\", \"NodeImage\" or \"SecurityPatch\""
-                ));
-            }
-        })
-    }
-
-    pub fn api_name(self) -> &'static str {
-        match self {
-            Channel::Rapid => "Rapid",
-            Channel::Stable => "Stable",
-            Channel::TargetKubernetesVersion => "TargetKubernetesVersion",
-            Channel::NodeImage => "NodeImage",
-            Channel::SecurityPatch => "SecurityPatch",
-        }
-    }
-
-    /// Kubernetes channels generate `Full` runs; the others node image runs.
-    pub fn is_kubernetes(self) -> bool {
-        matches!(self, Channel::Rapid | Channel::Stable | Channel::TargetKubernetesVersion)
-    }
-}
+pub use crate::scenario::profiles::Channel;
 
 /// The newest minor among `released` (N).
 pub fn newest_minor(released: &[KubernetesVersion]) -> Option<MinorVersion> {

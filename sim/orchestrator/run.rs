@@ -1582,6 +1582,12 @@ fn stopping_or_stopped(running: u32) -> UpdateState {
 }
 
 impl MemberRt {
+    /// When the member's current `Pending` spell began (`None` unless it is `Pending`): the
+    /// `startTime` the service shows for a `Pending` member.
+    pub fn pending_since(&self) -> Option<Time> {
+        self.pending_kind.filter(|_| self.state == UpdateState::Pending).map(|_| self.pending_since)
+    }
+
     /// A fresh `NotStarted` member (for the ranking's tests).
     #[cfg(test)]
     pub(super) fn for_test(id: MemberId) -> MemberRt {

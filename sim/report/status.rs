@@ -387,15 +387,27 @@ fn group_status(ctx: &ReportContext, run: &UpdateRun, group: &GroupRt) -> Update
     }
 }
 
+/// A member as the service shows it. A `Pending` member's `startTime` is when its current `Pending`
+/// spell began; one held by a failed validation (its release not yet in its region) has the error
+/// and the service's message around it, as the update-run monitoring docs' sample shows
+/// (`"set member: NAME to Pending due to failed validation err: …"`).
 fn member_status(ctx: &ReportContext, run: &UpdateRun, member: &MemberRt) -> MemberUpdateStatus {
     let m = &ctx.scenario.fleet[member.id.index()];
     let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
+    let pending = member.pending_since();
+    let error = error_of(&member.note);
+    let message = match (&error, pending) {
+        (Some(error), Some(_)) => {
+            Some(format!("set member: {} to Pending due to failed validation err: {}", m.name, error.message))
+        }
+        _ => member.note.message.as_ref().map(|m| m.to_string()),
+    };
     MemberUpdateStatus {
         name: m.name.clone(),
         cluster_resource_id: cluster_resource_id(m),
         operation_id: (member.attempts > 0).then(|| operation_id(&run.name, &m.name, member.attempts)),
-        status: status(member.state, member.start_time, end, error_of(&member.note)),
-        message: member.note.message.as_ref().map(|m| m.to_string()),
+        status: status(member.state, pending.or(member.start_time), end, error),
+        message,
     }
 }
 

@@ -352,6 +352,41 @@ pub struct NodePoolDto {
     pub upgrade_settings_blue_green: ReadOnly,
     #[serde(default, skip_serializing, rename = "artifactStreamingProfile")]
     pub artifact_streaming_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "gatewayProfile")]
+    pub gateway_profile: ReadOnly,
+    // The az CLI prints the SDK's attribute names in camelCase, which spell a few ARM names
+    // differently (`osDiskSizeGB` → `osDiskSizeGb`, `vnetSubnetID` → `vnetSubnetId`, the pool's
+    // `type` → `typePropertiesType`, formerly `agentPoolType`); accepted and ignored the same way.
+    #[serde(default, skip_serializing, rename = "osDiskSizeGb")]
+    pub az_os_disk_size_gb: ReadOnly,
+    #[serde(default, skip_serializing, rename = "vnetSubnetId")]
+    pub az_vnet_subnet_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "podSubnetId")]
+    pub az_pod_subnet_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "podIpAllocationMode")]
+    pub az_pod_ip_allocation_mode: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enableNodePublicIp")]
+    pub az_enable_node_public_ip: ReadOnly,
+    #[serde(default, skip_serializing, rename = "nodePublicIpPrefixId")]
+    pub az_node_public_ip_prefix_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "proximityPlacementGroupId")]
+    pub az_proximity_placement_group_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "linuxOsConfig")]
+    pub az_linux_os_config: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enableUltraSsd")]
+    pub az_enable_ultra_ssd: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enableFips")]
+    pub az_enable_fips: ReadOnly,
+    #[serde(default, skip_serializing, rename = "capacityReservationGroupId")]
+    pub az_capacity_reservation_group_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "hostGroupId")]
+    pub az_host_group_id: ReadOnly,
+    #[serde(default, skip_serializing, rename = "localDnsProfile")]
+    pub az_local_dns_profile: ReadOnly,
+    #[serde(default, skip_serializing, rename = "typePropertiesType")]
+    pub az_type_properties_type: ReadOnly,
+    #[serde(default, skip_serializing, rename = "agentPoolType")]
+    pub az_agent_pool_type: ReadOnly,
     #[serde(default, skip_serializing, rename = "eTag")]
     pub e_tag: ReadOnly,
     #[serde(default, skip_serializing, rename = "id")]

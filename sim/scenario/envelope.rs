@@ -108,6 +108,13 @@ fn unwrap_member(map: &mut Map<String, Value>, path: &str, moves: &mut Moves, pr
     if let Some(Value::Array(pools)) = map.get_mut("nodePools") {
         for (j, pool) in pools.iter_mut().enumerate() {
             if let Value::Object(pool) = pool {
+                // An agent pool resource's own `type` (`Microsoft.ContainerService/managedClusters/
+                // agentPools`) is read-only; `properties.type` is the pool's (`VirtualMachineScaleSets`).
+                if pool.get("properties").is_some_and(Value::is_object)
+                    && pool.get("type").and_then(Value::as_str).is_some_and(|t| t.contains('/'))
+                {
+                    pool.remove("type");
+                }
                 merge_properties(pool, &join(&join(path, "nodePools"), j), moves, problems);
             }
         }

@@ -24,8 +24,10 @@ use crate::fleet::{KubernetesVersion, MinorVersion, OsSku};
 use crate::world::regions::{self, CATALOG};
 use crate::world::{DurationModel, ReleaseCalendar};
 
-use super::build::{Ctx, FleetEntry, build_member, parse_os_sku, parse_surge, quoted};
+use super::ctx::{Ctx, quoted};
 use super::dto::{DurationModelDto, MemberDto, NodePoolDto, StringOrInt};
+use super::models::duration_model;
+use super::pools::{parse_os_sku, parse_surge};
 use super::problem::{Problem, echo, join};
 use super::window_dto::{DailyDto, MaintenanceWindowDto, ScheduleDto, WeeklyDto};
 
@@ -620,7 +622,7 @@ fn plan<'g>(
     let durations = dto
         .durations
         .as_ref()
-        .map(|d| Arc::new(super::build::duration_model(ctx, d, base_durations.clone(), &join(path, "durations"))));
+        .map(|d| Arc::new(duration_model(ctx, d, base_durations.clone(), &join(path, "durations"))));
     (ctx.problems.len() == before).then_some(Plan {
         dto,
         pattern,
@@ -672,49 +674,57 @@ fn pool_plan(ctx: &mut Ctx, dto: &PoolModelDto, path: &str) -> Option<PoolPlan> 
     Some(PoolPlan { count: count?, node_count: node_count?, os_sku, linux_os_sku, max_surge: dto.max_surge.clone() })
 }
 
-/// Generates the members of every generator. `calendar` resolves minors and image ages;
-/// `keep_dtos` keeps each member's DTO (for `--dump-fleet`).
-pub(crate) fn generate_members(
-    ctx: &mut Ctx,
-    generators: &[GeneratorDto],
-    seed: u64,
-    calendar: &ReleaseCalendar,
-    base_durations: &DurationModel,
-    keep_dtos: bool,
-) -> Vec<FleetEntry> {
-    let mut out = Vec::new();
-    for (g, dto) in generators.iter().enumerate() {
-        let path = join("/memberGenerators", g);
-        let Some(plan) = plan(ctx, dto, &path, calendar, base_durations) else { continue };
-        let tree = SeedTree::new(dto.seed.unwrap_or(seed), 0);
-        let generator_key = name_key(&plan.pattern);
-        let width = dto.count.to_string().len();
-        let before = ctx.problems.len();
-        for i in 0..dto.count as u64 {
-            if ctx.problems.len() > before {
-                break;
-            }
-            let member = draw_member(ctx, &plan, &tree, generator_key, i, width, calendar, keep_dtos);
-            let built = build_member(ctx, &member, "");
-            locate_generated(&mut ctx.problems[before..], &path, i + 1, &member.name);
-            if let Some(m) = built {
-                out.push(FleetEntry {
-                    member: m,
-                    path: path.clone(),
-                    generated: Some(i + 1),
-                    durations: plan.durations.clone(),
-                    dto: keep_dtos.then_some(member),
-                });
-            }
-        }
+/// A generator whose fields are checked: it draws its members one at a time, as plain member DTOs
+/// that `members::build_generated` converts like explicit ones.
+pub(crate) struct Generator<'g> {
+    plan: Plan<'g>,
+    tree: SeedTree,
+    key: u64,
+    width: usize,
+}
+
+impl<'g> Generator<'g> {
+    /// Checks the generator at `path`; `None` if it has problems (reported into `ctx`). `calendar`
+    /// resolves minors.
+    pub(crate) fn plan(
+        ctx: &mut Ctx,
+        dto: &'g GeneratorDto,
+        path: &str,
+        seed: u64,
+        calendar: &ReleaseCalendar,
+        base_durations: &DurationModel,
+    ) -> Option<Generator<'g>> {
+        let plan = plan(ctx, dto, path, calendar, base_durations)?;
+        let key = name_key(&plan.pattern);
+        Some(Generator {
+            tree: SeedTree::new(dto.seed.unwrap_or(seed), 0),
+            key,
+            width: dto.count.to_string().len(),
+            plan,
+        })
     }
-    out
+
+    /// How many members it makes.
+    pub(crate) fn count(&self) -> u64 {
+        self.plan.dto.count as u64
+    }
+
+    /// Member `i` (0-based). `calendar` resolves minors and image ages; `keep_dtos` keeps the
+    /// generator's `durations` in the DTO (for `--dump-fleet`).
+    pub(crate) fn draw(&self, ctx: &Ctx, i: u64, calendar: &ReleaseCalendar, keep_dtos: bool) -> MemberDto {
+        draw_member(ctx, &self.plan, &self.tree, self.key, i, self.width, calendar, keep_dtos)
+    }
+
+    /// The duration model its members share, if it gives one.
+    pub(crate) fn durations(&self) -> Option<Arc<DurationModel>> {
+        self.plan.durations.clone()
+    }
 }
 
 /// Problems of a generated member, checked at member pointers (`/name`), are reported at the
 /// generator field that produced the value (`/memberGenerators/0/namePattern`); which member, and its
 /// own field, go in the message, so the pointer stays one that resolves in the file.
-fn locate_generated(problems: &mut [Problem], generator: &str, number: u64, name: &str) {
+pub(crate) fn locate_generated(problems: &mut [Problem], generator: &str, number: u64, name: &str) {
     const FIELDS: [(&str, &str); 9] = [
         ("/name", "namePattern"),
         ("/region", "regions"),

@@ -4,13 +4,19 @@
 //! sees raw JSON, and nothing downstream can fail on a scenario that passed [`parse_str`].
 
 pub mod build;
+mod ctx;
 pub mod dto;
 pub mod envelope;
 pub mod generate;
+mod members;
+mod models;
+mod pools;
 pub mod problem;
 pub mod profiles;
 pub mod releases;
+mod runs;
 pub mod shape;
+mod strategies;
 pub mod stream;
 pub mod warnings;
 pub mod window_dto;

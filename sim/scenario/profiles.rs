@@ -5,16 +5,16 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::autoupgrade::Channel;
 use crate::engine::Time;
 use crate::fleet::{Member, MinorVersion};
 use crate::orchestrator::{RunPlan, Strategy, plan_run};
 use crate::world::{ImageSelection, ReleaseCalendar};
 
 use super::Settings;
-use super::build::{Ctx, check_name, report_plan_problems};
+use super::ctx::{Ctx, check_name};
 use super::dto::{ReadOnly, arm_resource};
 use super::problem::{echo, join};
+use super::strategies::{report_plan_problems, resolve_strategy};
 
 arm_resource! {
 /// `AutoUpgradeProfile` properties plus a name.
@@ -55,6 +55,53 @@ pub struct ProfileImageSelectionDto {
     #[serde(rename = "type")]
     #[schemars(extend("enum" = ["Latest", "Consistent"]))]
     pub kind: String,
+}
+
+/// `AutoUpgradeProfile.channel`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    /// Latest patch of the newest minor N.
+    Rapid,
+    /// Latest patch of minor N−1.
+    Stable,
+    /// Latest patch of a given `major.minor`.
+    TargetKubernetesVersion,
+    /// A `NodeImageOnly` run per new node image.
+    NodeImage,
+    /// Linux-only security patches.
+    SecurityPatch,
+}
+
+impl Channel {
+    pub fn parse(text: &str) -> Result<Channel, String> {
+        Ok(match text {
+            "Rapid" => Channel::Rapid,
+            "Stable" => Channel::Stable,
+            "TargetKubernetesVersion" => Channel::TargetKubernetesVersion,
+            "NodeImage" => Channel::NodeImage,
+            "SecurityPatch" => Channel::SecurityPatch,
+            other => {
+                return Err(format!(
+                    "\"{other}\" is not a channel: \"Rapid\", \"Stable\", \"TargetKubernetesVersion\", \"NodeImage\" or \"SecurityPatch\""
+                ));
+            }
+        })
+    }
+
+    pub fn api_name(self) -> &'static str {
+        match self {
+            Channel::Rapid => "Rapid",
+            Channel::Stable => "Stable",
+            Channel::TargetKubernetesVersion => "TargetKubernetesVersion",
+            Channel::NodeImage => "NodeImage",
+            Channel::SecurityPatch => "SecurityPatch",
+        }
+    }
+
+    /// Kubernetes channels generate `Full` runs; the others node image runs.
+    pub fn is_kubernetes(self) -> bool {
+        matches!(self, Channel::Rapid | Channel::Stable | Channel::TargetKubernetesVersion)
+    }
 }
 
 /// A validated auto-upgrade profile.
@@ -149,7 +196,7 @@ pub(crate) fn build_profiles(
                 ImageSelection::Latest
             }
         };
-        let resolved = super::build::resolve_strategy(
+        let resolved = resolve_strategy(
             ctx,
             None,
             dto.update_strategy_id.as_deref(),

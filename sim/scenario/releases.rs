@@ -22,7 +22,7 @@ use crate::fleet::{KubernetesVersion, Member, NodeImageVersion};
 use crate::world::rollout::{ForcedPause, PauseModel, Ring, RolloutModel, RolloutRelease};
 use crate::world::{Availability, ImageRelease, KubernetesRelease, ReleaseCalendar};
 
-use super::build::Ctx;
+use super::ctx::Ctx;
 use super::dto::{DurationDistSchema, ScenarioDto};
 use super::problem::{echo, join};
 
@@ -282,7 +282,7 @@ fn rollout_release(
             let names: Vec<&str> = model.rings.iter().map(|r| r.name.as_str()).collect();
             ctx.err(
                 join(&pp, "beforeRing"),
-                format!("no rollout ring {}; the rings are {}", echo(&p.before_ring), super::build::quoted(&names)),
+                format!("no rollout ring {}; the rings are {}", echo(&p.before_ring), super::ctx::quoted(&names)),
             );
         }
         let duration = ctx.duration(&p.duration, &join(&pp, "duration"));

@@ -22,7 +22,7 @@ use crate::fleet::{KubernetesVersion, Member, NodeImageVersion};
 use crate::world::rollout::RolloutRelease;
 use crate::world::{Availability, DurationDist, ImageRelease, KubernetesRelease, ReleaseCalendar};
 
-use super::build::Ctx;
+use super::ctx::Ctx;
 use super::dto::DurationDistSchema;
 use super::problem::{echo, join};
 use super::releases::series_version;

@@ -287,3 +287,296 @@ fn export_then_import_gives_the_same_strategy() {
         assert!(stderr.contains("--strategy: no strategy \"nope\""), "{stderr}");
     }
 }
+
+/// A 20-member fleet with integer limits (they come out as the API's strings) and a small tune over
+/// the broad stage's limits.
+const TUNE_BASE: &str = r#"{
+  "name": "export-base", "seed": 7, "start": "2026-03-02T08:00:00Z", "settings": { "horizon": "10d" },
+  "memberGenerators": [{ "count": 20, "namePattern": "m-{index}", "regions": { "eastus": 1 },
+    "labels": { "ring": { "canary": 1, "broad": 3 } }, "kubernetesVersions": { "1.33.1": 1 } }],
+  "models": { "failure": { "patchProbability": 0.01 },
+    "badReleases": [{ "version": "1.33.2", "failureFraction": 0.3 }] },
+  "updateStrategies": { "prod": { "stages": [
+    { "name": "canary", "memberSelector": { "byLabel": "ring=canary" }, "maxConcurrency": 2, "maxAllowedFailures": 0 },
+    { "name": "broad", "memberSelector": { "byLabel": "ring=broad" }, "maxConcurrency": 2, "maxAllowedFailures": 1 }
+  ] } },
+  "updateRuns": [{ "name": "patch", "updateStrategyId": "prod",
+    "managedClusterUpdate": { "upgrade": { "type": "Full", "kubernetesVersion": "1.33.2" } } }]
+}"#;
+
+const TUNE: &str = r#"{
+  "name": "export-tune", "scenario": "base.json", "run": "patch",
+  "worlds": [ { "name": "good", "overrides": [ { "pointer": "/models/badReleases", "value": [] },
+                { "pointer": "/models/failure", "value": { "patchProbability": 0 } } ] },
+              { "name": "bad" } ],
+  "space": [ { "name": "broadConcurrency", "pointer": "/updateStrategies/prod/stages/1/maxConcurrency", "values": [2, 5, 10] },
+             { "name": "broadFailures", "pointer": "/updateStrategies/prod/stages/1/maxAllowedFailures", "values": [0, 2] } ],
+  "objective": { "metric": "hoursTo100PctUpgraded", "statistic": "p90", "world": "good" },
+  "constraints": [ { "metric": "blastRadius", "statistic": "mean", "world": "bad", "max": 20 },
+                   { "metric": "hoursTo100PctUpgraded", "statistic": "p90", "world": "good", "max": MAX } ],
+  "budget": { "replications": 200, "initial": 4, "maxPerCandidate": 16 }
+}"#;
+
+#[test]
+fn a_tune_recommendation_exports_and_imports_back_as_the_same_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("base.json"), TUNE_BASE).unwrap();
+    std::fs::write(dir.path().join("tune.json"), TUNE.replace("MAX", "1000")).unwrap();
+    let (code, _, stderr) = fleetsim(&["tune", "tune.json", "--out", "tuned", "-q"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let recommendation: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("tuned/recommendation.json")).unwrap()).unwrap();
+    for (args, key) in [
+        (vec!["export", "tuned", "--out", "recommended.json"], "recommended"),
+        (vec!["export", "tuned/recommendation.json", "--out", "recommended.json"], "recommended"),
+        (vec!["export", "tuned", "--strategy", "baseline", "--out", "baseline.json"], "baseline"),
+    ] {
+        let (code, _, stderr) = fleetsim(&args, dir.path());
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        let file = dir.path().join(format!("{key}.json"));
+        let exported: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert_eq!(exported, recommendation[key]["strategy"], "{args:?}: the strategy the tune reports");
+        let limits: Vec<&Value> = exported["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| [&s["maxConcurrency"], &s["maxAllowedFailures"]])
+            .collect();
+        assert!(limits.len() == 4 && limits.iter().all(|l| l.is_string()), "limits as strings: {exported}");
+        let (imported, _) = import(&[file.to_str().unwrap(), "--start", "2026-03-02T08:00:00Z"], dir.path());
+        assert_eq!(imported["updateStrategies"][key], exported, "{args:?}: export → import");
+    }
+    // The baseline is the base scenario's strategy, its integer limits as the API's strings.
+    let (code, base_export, stderr) = fleetsim(&["export", "base.json", "--strategy", "prod"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("baseline.json")).unwrap(), base_export);
+
+    // What cannot be exported is said with the file and the pointer.
+    let (code, _, stderr) = fleetsim(&["export", "tuned", "--strategy", "nope"], dir.path());
+    assert_eq!(
+        (code, stderr.trim()),
+        (
+            2,
+            "tuned/recommendation.json: --strategy \"nope\": a tune's recommendation has the strategies \"recommended\" (the default) and \"baseline\""
+        )
+    );
+    let mut broken = recommendation.clone();
+    broken["recommended"]["strategy"]["stages"][1]["maxConcurrency"] = json!("0");
+    std::fs::write(dir.path().join("broken.json"), broken.to_string()).unwrap();
+    let (code, _, stderr) = fleetsim(&["export", "broken.json"], dir.path());
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("broken.json: /recommended/strategy/stages/1/maxConcurrency: "), "{stderr}");
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let (code, _, stderr) = fleetsim(&["export", "empty"], dir.path());
+    assert_eq!(
+        (code, stderr.trim()),
+        (
+            2,
+            "empty: a folder without recommendation.json: give a scenario file, or a `fleetsim tune` folder or its recommendation.json"
+        )
+    );
+    let (code, _, stderr) = fleetsim(&["export", "base.json"], dir.path());
+    assert_eq!(
+        (code, stderr.trim()),
+        (2, "base.json: --strategy NAME is required for a scenario (its strategies: \"prod\")")
+    );
+
+    // A tune that recommends nothing (no candidate upgrades the fleet in a minute) says so.
+    std::fs::write(dir.path().join("tune.json"), TUNE.replace("MAX", "0.01")).unwrap();
+    let (code, _, stderr) = fleetsim(&["tune", "tune.json", "--out", "none", "-q"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let none: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("none/recommendation.json")).unwrap()).unwrap();
+    assert!(none["recommended"].is_null(), "{none}");
+    let (code, _, stderr) = fleetsim(&["export", "none"], dir.path());
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("none/recommendation.json: /recommended: the tune recommends no strategy"), "{stderr}");
+}
+
+/// Every property of `ManagedClusterAgentPoolProfile` in the AKS REST API (stable 2026-01-01,
+/// `managedClusters.json`: `name` and `ManagedClusterAgentPoolProfileProperties`).
+const AGENT_POOL_PROPERTIES: [&str; 55] = [
+    "name",
+    "eTag",
+    "count",
+    "vmSize",
+    "osDiskSizeGB",
+    "osDiskType",
+    "kubeletDiskType",
+    "workloadRuntime",
+    "messageOfTheDay",
+    "vnetSubnetID",
+    "podSubnetID",
+    "podIPAllocationMode",
+    "maxPods",
+    "osType",
+    "osSKU",
+    "maxCount",
+    "minCount",
+    "enableAutoScaling",
+    "scaleDownMode",
+    "type",
+    "mode",
+    "orchestratorVersion",
+    "currentOrchestratorVersion",
+    "nodeImageVersion",
+    "upgradeSettings",
+    "provisioningState",
+    "powerState",
+    "availabilityZones",
+    "enableNodePublicIP",
+    "nodePublicIPPrefixID",
+    "scaleSetPriority",
+    "scaleSetEvictionPolicy",
+    "spotMaxPrice",
+    "tags",
+    "nodeLabels",
+    "nodeTaints",
+    "proximityPlacementGroupID",
+    "kubeletConfig",
+    "linuxOSConfig",
+    "enableEncryptionAtHost",
+    "enableUltraSSD",
+    "enableFIPS",
+    "gpuInstanceProfile",
+    "creationData",
+    "capacityReservationGroupID",
+    "hostGroupID",
+    "networkProfile",
+    "windowsProfile",
+    "securityProfile",
+    "gpuProfile",
+    "gatewayProfile",
+    "virtualMachinesProfile",
+    "virtualMachineNodesStatus",
+    "status",
+    "localDNSProfile",
+];
+
+#[test]
+fn every_documented_agent_pool_field_is_accepted_in_arm_and_az_spelling() {
+    let read = |f: &str| -> Value { serde_json::from_slice(&std::fs::read(fixtures().join(f)).unwrap()).unwrap() };
+    let (arm, az) = (read("pools/arm.json"), read("pools/az.json"));
+    let arm_pool = arm["properties"]["agentPoolProfiles"][0].clone();
+    let keys: Vec<&str> = arm_pool.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys.len(), AGENT_POOL_PROPERTIES.len());
+    assert!(AGENT_POOL_PROPERTIES.iter().all(|p| keys.contains(p)), "the fixture carries every documented field");
+    // The agent pool resource (`az aks nodepool show`, its ARM GET): the same fields under `properties`.
+    let mut properties = arm_pool.clone();
+    properties.as_object_mut().unwrap().remove("name");
+    let resource = json!({
+        "id": format!("{}/agentPools/userpool", arm["id"].as_str().unwrap()),
+        "name": "userpool",
+        "type": "Microsoft.ContainerService/managedClusters/agentPools",
+        "properties": properties,
+    });
+    for (form, pool) in [("arm", arm_pool), ("az", az["agentPoolProfiles"][0].clone()), ("resource", resource)] {
+        let scenario = json!({
+            "name": "pools", "start": "2026-03-02T08:00:00Z",
+            "members": [{ "name": "member-9", "region": "eastus", "kubernetesVersion": "1.32.6", "nodePools": [pool] }],
+        });
+        let built = fleetsim::scenario::from_value(&scenario, None).unwrap_or_else(|p| panic!("{form}: {p:?}"));
+        let pool = &built.fleet[0].node_pools[0];
+        // The fields the simulation reads; every other one is accepted and ignored.
+        assert_eq!(pool.name, "userpool", "{form}");
+        assert_eq!(pool.node_count, 3, "{form}");
+        assert_eq!(pool.os_sku, fleetsim::fleet::OsSku::AzureLinux3, "{form}");
+        assert_eq!(pool.max_surge, Some(fleetsim::fleet::Surge::Percent(33)), "{form}");
+        assert_eq!(pool.node_image_version.as_ref().unwrap().to_string(), "AKSAzureLinux-V3gen2-202602.13.0");
+    }
+    // Accepting every documented field is not accepting anything: a misspelt one is still an error.
+    let scenario = json!({
+        "name": "pools", "start": "2026-03-02T08:00:00Z",
+        "members": [{ "name": "member-9", "region": "eastus", "kubernetesVersion": "1.32.6",
+                      "nodePools": [{ "name": "userpool", "vmSizes": "Standard_D4s_v5" }] }],
+    });
+    let Err(problems) = fleetsim::scenario::from_value(&scenario, None) else { panic!("an unknown field is accepted") };
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].path, "/members/0/nodePools/0/vmSizes");
+}
+
+/// The keys of a JSON object, nested objects' keys under `outer.inner`.
+fn shape(value: &Value, prefix: &str, out: &mut Vec<String>) {
+    if let Value::Object(map) = value {
+        for (k, v) in map {
+            let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            out.push(key.clone());
+            shape(v, &key, out);
+        }
+    }
+    out.sort();
+}
+
+#[test]
+fn pending_members_are_shown_as_the_service_shows_them() {
+    // The fixture's member-4, Pending on regional availability, as the update-run monitoring docs and
+    // the UpdateRuns_Get examples show such a member.
+    let fixture: Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("arm/update-run.json")).unwrap()).unwrap();
+    let service = fixture["properties"]["status"]["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["groups"].as_array().unwrap())
+        .flat_map(|g| g["members"].as_array().unwrap())
+        .find(|m| m["status"]["state"] == "Pending")
+        .unwrap()
+        .clone();
+    // Two members the horizon cuts while Pending: one whose release has not reached its region,
+    // one whose maintenance window is closed.
+    let scenario = json!({
+        "name": "pending", "start": "2026-03-02T08:00:00Z", "settings": { "horizon": "4h" },
+        "members": [
+            { "name": "east1", "region": "eastus", "group": "ga", "kubernetesVersion": "1.32.4" },
+            { "name": "west1", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4" },
+            { "name": "east2", "region": "eastus", "group": "ga", "kubernetesVersion": "1.32.4",
+              "aksManagedAutoUpgradeSchedule": { "schedule": { "daily": { "intervalDays": 1 } }, "durationHours": 4,
+                                                 "startTime": "22:00", "utcOffset": "+00:00" } }
+        ],
+        "releases": { "kubernetes": [ { "version": "1.32.4" },
+            { "version": "1.33.2", "available": { "default": "+0s", "regions": { "westeurope": "+10d" } } } ] },
+        "updateStrategies": { "s": { "stages": [ { "name": "s1", "groups": [ { "name": "ga", "maxConcurrency": "3" } ] } ] } },
+        "updateRuns": [ { "name": "r", "updateStrategyId": "s",
+            "managedClusterUpdate": { "upgrade": { "type": "Full", "kubernetesVersion": "1.33.2" } } } ]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pending.json"), scenario.to_string()).unwrap();
+    let (code, _, stderr) = fleetsim(&["run", "pending.json", "--out", "report", "-q"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    let status: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("report/status/r.json")).unwrap()).unwrap();
+    let members = status["properties"]["status"]["stages"][0]["groups"][0]["members"].as_array().unwrap();
+    let member = |name: &str| members.iter().find(|m| m["name"] == name).unwrap();
+
+    let west = member("west1");
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    shape(west, "", &mut ours);
+    shape(&service, "", &mut theirs);
+    assert_eq!(ours, theirs, "the fields of a Pending member: {west}");
+    assert_eq!(west["status"]["startTime"], "2026-03-02T08:00:00Z", "when it became Pending");
+    assert_eq!(west["status"]["error"]["code"], "KubernetesVersionNotAvailable");
+    let error = west["status"]["error"]["message"].as_str().unwrap();
+    assert_eq!(error, "target Kubernetes version \"1.33.2\" is not available in region \"westeurope\"");
+    assert_eq!(
+        west["message"].as_str().unwrap(),
+        format!("set member: west1 to Pending due to failed validation err: {error}")
+    );
+    assert!(
+        service["message"].as_str().unwrap().starts_with("set member: member-4 to Pending due to failed validation"),
+        "the fixture's wording"
+    );
+
+    // A closed window: Pending since the run reached it, the next opening in the message, no error
+    // (the service documents no code for it).
+    let window = member("east2");
+    assert_eq!(window["status"], json!({ "state": "Pending", "startTime": "2026-03-02T08:00:00Z" }));
+    assert_eq!(
+        window["message"],
+        "maintenance window aksManagedAutoUpgradeSchedule is closed; it next opens at 2026-03-02T22:00:00Z"
+    );
+    assert!(window.get("operationId").is_none() && west.get("operationId").is_none(), "never started");
+    // The member that ran has its attempt's times and an operation id, and no message.
+    let ran = member("east1");
+    assert_eq!(ran["status"]["state"], "Completed");
+    assert!(ran["operationId"].is_string() && ran.get("message").is_none(), "{ran}");
+}

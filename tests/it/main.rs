@@ -9,6 +9,7 @@ mod critical;
 mod determinism;
 mod fuzz;
 mod invalid;
+mod layering;
 mod outputs;
 mod properties;
 mod scenarios;

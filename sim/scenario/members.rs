@@ -1,0 +1,208 @@
+//! Members: explicit member DTOs and the generators' drawn ones → [`Member`]s, each with where it
+//! was defined. Generated members go through the same [`build_member`] as explicit ones.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::fleet::member::{
+    ClusterRef, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBSCRIPTION_ID, FLEET_CLUSTER_NAME, FLEET_LABELS, FLEET_LOCATION,
+    FLEET_MEMBER_NAME, FLEET_RESOURCE_GROUP, normalize_region,
+};
+use crate::fleet::selector::{validate_label_key, validate_label_value};
+use crate::fleet::{KubernetesVersion, Member};
+use crate::world::{DurationModel, ReleaseCalendar};
+
+use super::ctx::{Ctx, check_name};
+use super::dto::{MemberDto, ScenarioDto};
+use super::generate::{Generator, GeneratorDto, locate_generated};
+use super::models::duration_model;
+use super::pools::{build_pool, default_pool};
+use super::problem::{echo, join};
+
+/// One member of the fleet while the scenario is built.
+pub(crate) struct FleetEntry {
+    pub member: Member,
+    /// Where it was defined, for problems: its JSON Pointer, or its generator's.
+    pub path: String,
+    /// For a generated member: its number in its generator (1-based).
+    pub generated: Option<u64>,
+    /// Its own duration model (`durations` of the member or its generator).
+    pub durations: Option<Arc<DurationModel>>,
+    /// Its DTO, kept only for `--dump-fleet`.
+    pub dto: Option<MemberDto>,
+}
+
+/// Converts the scenario's explicit `members`, each with its own duration model if it gives one.
+pub(crate) fn build_members(
+    ctx: &mut Ctx,
+    dto: &ScenarioDto,
+    base: &DurationModel,
+    keep_dtos: bool,
+) -> Vec<FleetEntry> {
+    dto.members
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let path = join("/members", i);
+            let durations =
+                m.durations.as_ref().map(|d| Arc::new(duration_model(ctx, d, base.clone(), &join(&path, "durations"))));
+            build_member(ctx, m, &path).map(|member| FleetEntry {
+                member,
+                path,
+                generated: None,
+                durations,
+                dto: keep_dtos.then(|| m.clone()),
+            })
+        })
+        .collect()
+}
+
+/// Generates the members of every generator and converts them. `calendar` resolves minors and image
+/// ages; `keep_dtos` keeps each member's DTO (for `--dump-fleet`). A generator stops at its first
+/// member with a problem.
+pub(crate) fn build_generated(
+    ctx: &mut Ctx,
+    generators: &[GeneratorDto],
+    seed: u64,
+    calendar: &ReleaseCalendar,
+    base_durations: &DurationModel,
+    keep_dtos: bool,
+) -> Vec<FleetEntry> {
+    let mut out = Vec::new();
+    for (g, dto) in generators.iter().enumerate() {
+        let path = join("/memberGenerators", g);
+        let Some(generator) = Generator::plan(ctx, dto, &path, seed, calendar, base_durations) else { continue };
+        let before = ctx.problems.len();
+        for i in 0..generator.count() {
+            if ctx.problems.len() > before {
+                break;
+            }
+            let member = generator.draw(ctx, i, calendar, keep_dtos);
+            let built = build_member(ctx, &member, "");
+            locate_generated(&mut ctx.problems[before..], &path, i + 1, &member.name);
+            if let Some(m) = built {
+                out.push(FleetEntry {
+                    member: m,
+                    path: path.clone(),
+                    generated: Some(i + 1),
+                    durations: generator.durations(),
+                    dto: keep_dtos.then_some(member),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Converts one member DTO (explicit or generated).
+pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<Member> {
+    let before = ctx.problems.len();
+    check_name(ctx, &m.name, &join(path, "name"), "member");
+    if m.region.is_empty() || !m.region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+        ctx.err(join(path, "region"), format!("{} is not an Azure region name like \"westeurope\"", echo(&m.region)));
+    }
+    if let Some(group) = &m.group {
+        check_name(ctx, group, &join(path, "group"), "update group");
+    }
+    let cluster = m
+        .cluster_resource_id
+        .as_deref()
+        .and_then(|id| ClusterRef::parse(id).map_err(|e| ctx.err(join(path, "clusterResourceId"), e)).ok());
+    for (key, value) in &m.labels {
+        let label_path = join(&join(path, "labels"), key);
+        if FLEET_LABELS.contains(&key.as_str()) {
+            check_fleet_label(ctx, m, cluster.as_ref(), key, value, &label_path);
+            continue;
+        }
+        if let Err(e) = validate_label_key(key) {
+            ctx.err(&label_path, e);
+        }
+        if let Err(e) = validate_label_value(value) {
+            ctx.err(&label_path, e);
+        }
+    }
+    let version =
+        KubernetesVersion::parse(&m.kubernetes_version).map_err(|e| ctx.err(join(path, "kubernetesVersion"), e)).ok();
+    let pools = match &m.node_pools {
+        None => vec![default_pool(version)],
+        Some(list) if list.is_empty() => {
+            ctx.err(
+                join(path, "nodePools"),
+                "a member needs at least one node pool (or omit nodePools for the default pool)",
+            );
+            Vec::new()
+        }
+        Some(list) => {
+            let mut names = BTreeSet::new();
+            list.iter()
+                .enumerate()
+                .filter_map(|(i, p)| {
+                    let pool_path = join(&join(path, "nodePools"), i);
+                    if !names.insert(p.name.clone()) {
+                        ctx.err(join(&pool_path, "name"), format!("node pool {} appears twice", echo(&p.name)));
+                    }
+                    build_pool(ctx, p, &pool_path, version)
+                })
+                .collect()
+        }
+    };
+    let windows = [
+        (&m.aks_managed_auto_upgrade_schedule, "aksManagedAutoUpgradeSchedule"),
+        (&m.aks_managed_node_os_upgrade_schedule, "aksManagedNodeOSUpgradeSchedule"),
+    ]
+    .map(|(w, field)| {
+        w.as_ref().and_then(|w| {
+            let problems = w.validate(&join(path, field));
+            let ok = problems.is_empty();
+            ctx.problems.extend(problems);
+            ok.then(|| w.compile(ctx.start))
+        })
+    });
+    if ctx.problems.len() > before {
+        return None;
+    }
+    let [auto_upgrade_window, node_os_window] = windows;
+    Some(Member {
+        name: m.name.clone(),
+        region: m.region.clone(),
+        group: m.group.clone(),
+        labels: m
+            .labels
+            .iter()
+            .filter(|(k, _)| !FLEET_LABELS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        cluster,
+        kubernetes_version: version?,
+        node_pools: pools,
+        auto_upgrade_window,
+        node_os_window,
+        long_term_support: m.long_term_support,
+        stopped: m.stopped,
+    })
+}
+
+/// A `fleet.azure.com/*` label the scenario sets: the service owns it, so only the value it would
+/// show is accepted (regions compare as Azure compares them: `East US` = `eastus`).
+fn check_fleet_label(ctx: &mut Ctx, m: &MemberDto, cluster: Option<&ClusterRef>, key: &str, value: &str, path: &str) {
+    let expected = match key {
+        FLEET_LOCATION => {
+            if normalize_region(value) == normalize_region(&m.region) {
+                return;
+            }
+            m.region.clone()
+        }
+        FLEET_MEMBER_NAME => m.name.clone(),
+        FLEET_CLUSTER_NAME => cluster.map_or(m.name.clone(), |c| c.name.clone()),
+        FLEET_RESOURCE_GROUP => cluster.map_or(DEFAULT_RESOURCE_GROUP.to_string(), |c| c.resource_group.clone()),
+        _ => cluster.map_or(DEFAULT_SUBSCRIPTION_ID.to_string(), |c| c.subscription_id.clone()),
+    };
+    // ARM names and ids compare case-insensitively; member names are lowercase already.
+    let same = if key == FLEET_MEMBER_NAME { value == expected } else { value.eq_ignore_ascii_case(&expected) };
+    if !same {
+        ctx.err(
+            path,
+            format!("{key} is set by Fleet Manager: for this member it is {}, not {} (remove it, or give the service's value)", echo(&expected), echo(value)),
+        );
+    }
+}
