@@ -124,9 +124,7 @@ fn outputs_are_byte_identical_at_one_and_two_threads() {
     assert!(strategy["stages"][1]["maxConcurrency"].is_string(), "limits are strings: {strategy}");
     assert!(a.contains_key("recommended/good.json"));
     let html = String::from_utf8(a["index.html"].clone()).unwrap();
-    assert!(
-        html.contains("id=\"recommendation\">Use candidate") || html.contains("id=\"recommendation\">Keep the base")
-    );
+    assert!(html.contains("id=\"recommendation\">Use ") || html.contains("id=\"recommendation\">Keep the base"));
     // The recommended scenario is runnable as written.
     let check =
         Command::new(binary()).args(["validate", one.join("recommended/bad.json").to_str().unwrap()]).output().unwrap();
@@ -140,8 +138,8 @@ fn racing_never_drops_the_best_candidate_of_an_exhaustive_search() {
     let full = plan.budget.max_per_candidate;
     // Exhaustive: every candidate with every replication, the best feasible objective (lowest index on ties).
     let mut best: Option<(usize, f64)> = None;
-    for c in 0..plan.candidates.len() {
-        let e = search::evaluate(&plan, c, full);
+    for c in 0..plan.initial.len() {
+        let e = search::evaluate(&plan, &plan.initial[c], full);
         if !search::feasible(&plan, &e) {
             continue;
         }
@@ -157,11 +155,11 @@ fn racing_never_drops_the_best_candidate_of_an_exhaustive_search() {
     let left = result.left_in_round.iter().filter(|r| r.is_some()).count();
     assert!(left > 0, "the race eliminated some candidates early");
     assert!(
-        result.spent < plan.candidates.len() as u64 * plan.worlds.len() as u64 * full,
+        result.spent < plan.initial.len() as u64 * plan.worlds.len() as u64 * full,
         "racing spent less than exhaustion"
     );
     // The survivors were evaluated with the same replications as the exhaustive search.
-    assert_eq!(result.evaluations[exhaustive], search::evaluate(&plan, exhaustive, full));
+    assert_eq!(result.evaluations[exhaustive], search::evaluate(&plan, &plan.initial[exhaustive], full));
 }
 
 #[test]
