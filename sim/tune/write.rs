@@ -292,13 +292,17 @@ pub fn summary_words(plan: &TunePlan, result: &SearchResult) -> String {
                 format!("Use {strategy}: ")
             };
             let base_of = |k: &Criterion| if c == 0 { None } else { value(base, k) };
-            let mut parts = vec![super::words::criterion_words(
+            let mut objective = super::words::criterion_words(
                 plan,
                 &plan.objective,
                 value(e, &plan.objective),
                 None,
                 base_of(&plan.objective),
-            )];
+            );
+            if c != 0 {
+                objective.push_str(" with the base strategy");
+            }
+            let mut parts = vec![objective];
             for k in &plan.constraints {
                 parts.push(super::words::criterion_words(
                     plan,
@@ -309,9 +313,6 @@ pub fn summary_words(plan: &TunePlan, result: &SearchResult) -> String {
                 ));
             }
             s.push_str(&parts.join("; "));
-            if c != 0 {
-                s.push_str(" (the base strategy's after \"instead of\")");
-            }
             s.push('.');
             s
         }
@@ -447,8 +448,9 @@ fn scatter_svg(plan: &TunePlan, result: &SearchResult) -> String {
         ("#36c", "Pareto front"),
         ("#bbb", "other candidates"),
     ];
-    for (i, (colour, label)) in legend.iter().enumerate() {
-        let x = m + i as f64 * 140.0;
+    // Each entry after the one before it, by the width of its words (about 7 px a character).
+    let mut x = m;
+    for (colour, label) in legend {
         let _ = write!(
             s,
             r#"<circle cx="{x}" cy="{}" r="4" fill="{colour}"/><text x="{}" y="{}">{label}</text>"#,
@@ -456,6 +458,7 @@ fn scatter_svg(plan: &TunePlan, result: &SearchResult) -> String {
             x + 8.0,
             h + 34.0
         );
+        x += 24.0 + label.chars().count() as f64 * 7.0;
     }
     s.push_str("</svg>");
     s
@@ -464,7 +467,7 @@ fn scatter_svg(plan: &TunePlan, result: &SearchResult) -> String {
 fn index_html(plan: &TunePlan, result: &SearchResult, recommendation: &Value) -> String {
     let mut s = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
     s.push_str(&escape(&plan.name));
-    s.push_str("</title><style>body{font-family:sans-serif;max-width:960px;margin:2em auto;line-height:1.4}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#f4f4f4}.words{font-size:1.15em}</style></head><body>\n");
+    s.push_str("</title><style>body{font-family:sans-serif;max-width:960px;margin:2em auto;line-height:1.4}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:nth-child(2){text-align:left}th{background:#f4f4f4}.words{font-size:1.15em}</style></head><body>\n");
     let _ = writeln!(s, "<h1>{}</h1>", escape(&plan.name));
     let _ = writeln!(
         s,
