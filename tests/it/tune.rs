@@ -432,3 +432,30 @@ fn the_recommendation_reads_as_a_strategy_in_words() {
     assert!(html.contains(&format!("id=\"recommendation\">{}", words.replace('"', "&quot;"))));
     assert!(html.contains("id=\"baseline\">The base strategy: canary with "));
 }
+
+#[test]
+fn a_tune_killed_midway_resumes_to_the_same_bytes() {
+    let (dir, _path) = workspace(&tune_text(4.0, 20_000));
+    let work = dir.path();
+    tune_cli(work, &["tune", "tune.json", "--out", "whole", "--threads", "2", "-q"]);
+    let whole = files(&work.join("whole"));
+    let mut child = Command::new(binary())
+        .current_dir(work)
+        .args(["tune", "tune.json", "--out", "killed", "--threads", "1", "-q"])
+        .spawn()
+        .unwrap();
+    // Killed once it has journaled some simulations (or, on a fast machine, after it finished).
+    let journal = work.join("killed/journal.jsonl");
+    let started = std::time::Instant::now();
+    while std::fs::metadata(&journal).map_or(0, |m| m.len()) < 2_000 && started.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    tune_cli(work, &["tune", "tune.json", "--out", "killed", "--threads", "2", "-q"]);
+    let resumed = files(&work.join("killed"));
+    assert_eq!(resumed.keys().collect::<Vec<_>>(), whole.keys().collect::<Vec<_>>());
+    for (name, bytes) in &whole {
+        assert!(bytes == &resumed[name], "{name} differs after a kill and a resume");
+    }
+}
