@@ -73,7 +73,17 @@ enum Command {
         /// Worker threads, at least 1 (default: the number of CPUs).
         #[arg(long, value_parser = parse_threads)]
         threads: Option<usize>,
-        /// No progress lines and no closing line.
+        /// Run only shard K of N of the current round (its jobs whose index modulo N is K-1), from
+        /// the rounds merged in --from; then merge the shards with --merge.
+        #[arg(long, value_parser = Shard::parse)]
+        shard: Option<Shard>,
+        /// With --shard: the merged folder of the earlier rounds (absent or empty for round 1).
+        #[arg(long, value_name = "MERGED_DIR", requires = "shard")]
+        from: Option<PathBuf>,
+        /// Join these shard folders into --out and decide the next round (or write the results).
+        #[arg(long, value_name = "SHARD_DIR", num_args = 1.., conflicts_with_all = ["shard", "from"])]
+        merge: Option<Vec<PathBuf>>,
+        /// No progress bar, no round lines and no closing line.
         #[arg(long, short)]
         quiet: bool,
     },
@@ -203,7 +213,9 @@ fn main() -> ExitCode {
             run_sweep(&sweep, out, threads, shard, Warn { strict, quiet })
         }
         Command::Merge { out, folders, quiet } => merge(out, folders, quiet),
-        Command::Tune { tune, out, threads, quiet } => run_tune(&tune, out, threads, quiet),
+        Command::Tune { tune, out, threads, shard, from, merge, quiet } => {
+            run_tune(&tune, out, threads, TuneRole { shard, from, merge }, quiet)
+        }
         Command::Validate { files, strict } => validate(&files, Warn { strict, quiet: false }),
         Command::Schema { format } => schema(format),
         Command::Import { files, out, name, start, quiet } => import(&files, out, name, start, quiet),
@@ -433,10 +445,18 @@ fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
         if std::fs::read_to_string(file).is_ok_and(|text| sweep::file_kind(&text) == sweep::FileKind::Tune) {
             match fleetsim::tune::load(file) {
                 Ok(plan) => say!(
-                    "{}: valid tune file \"{}\": {} candidates × {} worlds of scenario \"{}\", run \"{}\", budget {} simulations",
+                    "{}: valid tune file \"{}\": {} candidates{} × {} worlds of scenario \"{}\", run \"{}\", budget {} simulations",
                     file.display(),
                     plan.name,
-                    plan.candidates.len(),
+                    plan.initial.len(),
+                    if plan.sampled {
+                        format!(
+                            " (a Latin-hypercube sample of {} combinations, refined around the best)",
+                            plan.combinations
+                        )
+                    } else {
+                        String::new()
+                    },
                     plan.worlds.len(),
                     plan.scenario_name,
                     plan.run,
@@ -652,7 +672,21 @@ fn run_sweep(
     Ok(())
 }
 
-fn run_tune(path: &Path, out: Option<PathBuf>, threads: Option<usize>, quiet: bool) -> Result<(), Failure> {
+/// How a `fleetsim tune` process takes part: the whole search, one shard of a round, or a merge.
+struct TuneRole {
+    shard: Option<Shard>,
+    from: Option<PathBuf>,
+    merge: Option<Vec<PathBuf>>,
+}
+
+fn run_tune(
+    path: &Path,
+    out: Option<PathBuf>,
+    threads: Option<usize>,
+    role: TuneRole,
+    quiet: bool,
+) -> Result<(), Failure> {
+    use fleetsim::tune::{Outcome, folder};
     let kind = std::fs::read_to_string(path).map(|text| sweep::file_kind(&text)).ok();
     let shown = path.display();
     match kind {
@@ -671,33 +705,69 @@ fn run_tune(path: &Path, out: Option<PathBuf>, threads: Option<usize>, quiet: bo
     let plan = pool
         .install(|| fleetsim::tune::load(path))
         .map_err(|problems| Failure::Invalid(problems.iter().map(|p| p.to_string()).collect()))?;
-    let out = out.unwrap_or_else(|| Path::new("reports").join(&plan.name));
-    // Before anything is simulated: a folder fleetsim may not replace is refused at once.
-    report::check_folder(&out, report::Replace::Reports)?;
+    let out = out.unwrap_or_else(|| match role.shard {
+        None => Path::new("reports").join(&plan.name),
+        Some(s) => Path::new("reports").join(format!("{}-shard-{}-of-{}", plan.name, s.index, s.count)),
+    });
     let started = std::time::Instant::now();
-    let result = fleetsim::tune::search(&plan, threads, |round| {
-        if !quiet {
-            let best = round.best.map_or("none feasible yet".to_string(), |(c, v)| format!("candidate {c} at {v:.2}"));
-            eprintln!(
-                "round: {} replications each, {} of {} candidates still racing, {} simulations spent; best: {best}",
-                round.replications, round.alive, round.racing, round.spent
+    // One line per round where there is no terminal to draw the bar on; above the bar otherwise.
+    let on_round = |round: &fleetsim::tune::search::Round, bar: &indicatif::ProgressBar| {
+        if quiet {
+            return;
+        }
+        let best = round.best.map_or("none feasible yet".to_string(), |(c, v)| format!("candidate {c} at {v:.2}"));
+        let added =
+            if round.added > 0 { format!(", {} neighbours of the best join", round.added) } else { String::new() };
+        let line = format!(
+            "round: {} replications each, {} of {} candidates still racing, {} simulations spent; best: {best}{added}",
+            round.replications, round.alive, round.racing, round.spent
+        );
+        bar.set_message(format!("{} candidates racing, best: {best}", round.alive));
+        if bar.is_hidden() { eprintln!("{line}") } else { bar.println(line) }
+    };
+    let report = match &role.merge {
+        Some(shards) => folder::merge(&plan, &out, shards, on_round),
+        None => {
+            let bar = folder::progress_bar(plan.budget.total, !quiet);
+            folder::run(&plan, &out, threads, role.shard, role.from.as_deref(), bar, on_round)
+        }
+    }
+    .map_err(sweep_failure)?;
+    if quiet {
+        return Ok(());
+    }
+    match &report.outcome {
+        Outcome::Done(result) => {
+            say!("{}", fleetsim::tune::write::summary_words(&plan, result));
+            say!(
+                "tune {}: {} candidates × {} worlds, {} simulations ({} run now, {} from the journal) in {:.1} s on {threads} threads; output: {}",
+                plan.name,
+                result.candidates.len(),
+                plan.worlds.len(),
+                result.spent,
+                report.ran,
+                report.reused,
+                started.elapsed().as_secs_f64(),
+                out.display()
             );
         }
-    })
-    .map_err(anyhow::Error::from)?;
-    let files = fleetsim::tune::write::render(&plan, &result)?;
-    report::write_folder(&out, &files, report::Replace::Reports)?;
-    if !quiet {
-        say!("{}", fleetsim::tune::write::summary_words(&plan, &result));
-        say!(
-            "tune {}: {} candidates × {} worlds, {} simulations in {:.1} s on {threads} threads; output: {}",
-            plan.name,
-            plan.candidates.len(),
-            plan.worlds.len(),
-            result.spent,
-            started.elapsed().as_secs_f64(),
-            out.display()
-        );
+        Outcome::Stopped { round, jobs, .. } => match (role.shard, &role.merge) {
+            (Some(s), _) => say!(
+                "tune {} shard {s}: round {round} ({jobs} simulations in all): {} run now, {} found done; when every shard is done: fleetsim tune {shown} --out MERGED_DIR --merge SHARD_DIR...",
+                plan.name,
+                report.ran,
+                report.reused
+            ),
+            _ => say!(
+                "tune {}: merged into {}; round {round} needs {jobs} simulations: run its shards with --from {}, then merge again",
+                plan.name,
+                out.display(),
+                out.display()
+            ),
+        },
+    }
+    if report.unreadable > 0 {
+        say!("  {} unusable journal lines were ignored; their simulations ran again", report.unreadable);
     }
     Ok(())
 }
@@ -712,6 +782,13 @@ fn merge(out: Option<PathBuf>, mut folders: Vec<PathBuf>, quiet: bool) -> Result
             ]));
         }
     };
+    if let Some(m) = folders.first().and_then(|d| fleetsim::tune::folder::TuneManifest::read(d)) {
+        return Err(Failure::Invalid(vec![format!(
+            "error: {} is a folder of tune \"{}\": merge tune shards with `fleetsim tune TUNE.json --out MERGED_DIR --merge SHARD_DIR...`",
+            folders[0].display(),
+            m.tune
+        )]));
+    }
     let report = sweep::merge(&out, &folders).map_err(sweep_failure)?;
     if !quiet {
         say!("merged {} shards, {} replications: {}", report.shards, report.jobs, out.display());

@@ -95,18 +95,27 @@ pub struct Journal {
 impl Journal {
     /// Opens or creates the journal, reads its records and cuts off a torn last line.
     pub fn open(path: &Path, cells: usize) -> io::Result<(Journal, Contents)> {
+        let (journal, bytes, torn_bytes) = Journal::open_lines(path)?;
+        let mut contents = parse(&bytes, cells);
+        contents.torn_bytes = torn_bytes;
+        Ok((journal, contents))
+    }
+
+    /// Opens or creates a journal of any line format: its complete lines (with their `\n`) and
+    /// how many bytes of a torn last line were cut off.
+    pub fn open_lines(path: &Path) -> io::Result<(Journal, Vec<u8>, usize)> {
         let mut file = OpenOptions::new().read(true).append(true).create(true).open(path)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
         let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        let mut contents = parse(&bytes[..complete], cells);
-        contents.torn_bytes = bytes.len() - complete;
-        if contents.torn_bytes > 0 {
+        let torn = bytes.len() - complete;
+        if torn > 0 {
             file.set_len(complete as u64)?;
             file.sync_data()?;
         }
         file.seek(SeekFrom::End(0))?;
-        Ok((Journal { file, unsynced: 0, last_sync: Instant::now() }, contents))
+        bytes.truncate(complete);
+        Ok((Journal { file, unsynced: 0, last_sync: Instant::now() }, bytes, torn))
     }
 
     /// Appends one line in a single `write` call.
@@ -133,6 +142,15 @@ impl Journal {
         self.last_sync = Instant::now();
         Ok(())
     }
+}
+
+/// The complete lines of a journal of any line format, without changing it (a torn last line is
+/// ignored).
+pub fn read_lines(path: &Path) -> io::Result<Vec<u8>> {
+    let mut bytes = fs_err::read(path)?;
+    let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    bytes.truncate(complete);
+    Ok(bytes)
 }
 
 /// Reads a journal without changing it (a torn last line is ignored).

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::sweep::dto::{ParameterDto, ScenarioSourceDto};
+use crate::sweep::dto::{RangeDto, ScenarioSourceDto};
 
 /// A strategy search: the fastest strategy within a risk budget.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -35,10 +35,12 @@ pub struct TuneDto {
     /// are required: `good` (no release marked bad) and `bad` (the target version in
     /// `models.badReleases`).
     pub worlds: Vec<WorldDto>,
-    /// The strategy fields to search (1–16), as sweep parameters: a JSON Pointer into the base
-    /// scenario and its values (numbers, limit strings, whole strategy objects) or a numeric range.
-    /// Candidates are every combination; the base scenario's own strategy is always a candidate too.
-    pub space: Vec<ParameterDto>,
+    /// The strategy fields to search (1–16): a JSON Pointer into the base scenario and its values
+    /// (numbers, limit strings, whole stage or strategy objects) or a numeric range, as in sweeps;
+    /// or a member label the tuner assigns with alternative fraction sets. Candidates are every
+    /// combination (or, above `budget.enumerate`, a Latin-hypercube sample refined around the
+    /// best); the base scenario's own strategy is always a candidate too.
+    pub space: Vec<FieldDto>,
     /// The figure to minimise.
     pub objective: CriterionDto,
     /// The limits a recommendation must respect (0–16).
@@ -46,6 +48,41 @@ pub struct TuneDto {
     pub constraints: Vec<ConstraintDto>,
     pub budget: BudgetDto,
 }
+
+/// One field of the space: `pointer` with `values` or `range`, or `label` with `assign`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FieldDto {
+    /// Column name in the outputs. Default: the pointer, or the label key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// RFC 6901 JSON Pointer into the base scenario, e.g. `/updateStrategies/prod/stages/1/maxConcurrency`
+    /// (exclusive with `label`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pointer: Option<String>,
+    /// The values, each any JSON value the scenario accepts at the pointer (exclusive with `range`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<Value>>,
+    /// Numbers from `from` to `to` (inclusive) by `step` (exclusive with `values`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<RangeDto>,
+    /// A member label key the tuner assigns to every member, explicit and generated (exclusive
+    /// with `pointer`); the strategy's stages select members by it (`"byLabel": "ring=canary"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The alternatives for `label`: each maps label values, in order, to the fraction of the fleet
+    /// that gets them (0–1), or `"rest"` for the members left (last). Members are ranked by a hash
+    /// of the label key and their name, so the same members get a value whatever else varies, and a
+    /// 1 % first value is inside a 2 % one: `[{"canary": 0.01, "early": 0.2, "broad": "rest"}, …]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assign: Option<Vec<ShareSetDto>>,
+}
+
+/// Label value → fraction of the fleet (0–1) or `"rest"`, in order.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+#[schemars(extend("additionalProperties" = {"anyOf": [{"type": "number"}, {"type": "string", "enum": ["rest"]}]}))]
+pub struct ShareSetDto(pub serde_json::Map<String, Value>);
 
 /// One future: overrides of the base scenario.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -113,4 +150,11 @@ pub struct BudgetDto {
     /// least `initial`, at most 100000). Default 400.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_per_candidate: Option<u64>,
+    /// Spaces of at most this many combinations are searched whole (1–4096). Default 1024.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enumerate: Option<u64>,
+    /// Above `enumerate`, candidates drawn by Latin-hypercube sampling to start the race with
+    /// (2–4096); the search then adds the neighbours of the best in every round. Default 64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<u64>,
 }

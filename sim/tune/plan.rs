@@ -10,17 +10,24 @@ use serde_json::Value;
 
 use crate::scenario::shape::Shape;
 use crate::scenario::{self, Problem, Scenario};
-use crate::sweep::plan::{Checker, Levels, Parameter, build_value, collapse_sweep, set_pointer, value_text};
+use crate::sweep::plan::{
+    Checker, Levels, Parameter, SampleMethod, Sampling, build_value, collapse_sweep, set_pointer, sha256_hex,
+};
 use crate::sweep::{Metric, SweepProblem};
 use crate::text::{cut, echo};
 
-use super::dto::{ConstraintDto, CriterionDto, TuneDto, WorldDto};
+use super::dto::{ConstraintDto, CriterionDto, FieldDto, TuneDto, WorldDto};
+use super::labels::{self, LabelField, Share};
 
 pub const MAX_WORLDS: usize = 8;
 pub const MAX_SPACE: usize = 16;
 pub const MAX_CONSTRAINTS: usize = 16;
-/// Candidates are every combination of the space; each is simulated in every world.
+/// Candidates enumerated or sampled to start a search with; each is simulated in every world.
 pub const MAX_CANDIDATES: usize = 4096;
+/// Spaces of at most this many combinations are enumerated, unless `budget.enumerate` says otherwise.
+pub const DEFAULT_ENUMERATE: u64 = 1024;
+/// Candidates a Latin-hypercube sample starts with, unless `budget.sample` says otherwise.
+pub const DEFAULT_SAMPLE: u64 = 64;
 pub const MAX_BUDGET: u64 = 100_000_000;
 pub const MAX_PER_CANDIDATE: u64 = 100_000;
 
@@ -128,6 +135,38 @@ pub struct Budget {
     pub max_per_candidate: u64,
 }
 
+/// A candidate: a point of the space, as the index of its value in every field's list; `None` is
+/// the baseline, the base scenario's own strategy.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Candidate {
+    pub levels: Option<Vec<usize>>,
+}
+
+impl Candidate {
+    pub const BASELINE: Candidate = Candidate { levels: None };
+
+    pub fn at(levels: Vec<usize>) -> Candidate {
+        Candidate { levels: Some(levels) }
+    }
+
+    /// The key of its simulations in a tune folder's journal: `base`, or the value indices joined
+    /// by `.` (`0.2.1`).
+    pub fn key(&self) -> String {
+        match &self.levels {
+            None => "base".into(),
+            Some(levels) => levels.iter().map(usize::to_string).collect::<Vec<_>>().join("."),
+        }
+    }
+
+    pub fn parse_key(key: &str, fields: usize) -> Option<Candidate> {
+        if key == "base" {
+            return Some(Candidate::BASELINE);
+        }
+        let levels: Option<Vec<usize>> = key.split('.').map(|x| x.parse().ok()).collect();
+        levels.filter(|l| l.len() == fields).map(Candidate::at)
+    }
+}
+
 /// A validated tune file.
 #[derive(Clone, Debug)]
 pub struct TunePlan {
@@ -141,60 +180,89 @@ pub struct TunePlan {
     pub strategy_pointer: String,
     pub seed_override: Option<u64>,
     pub worlds: Vec<World>,
+    /// The fields of the space, each with its list of values. A label field has an empty pointer
+    /// and its alternatives (label value → share) as values; `labels[i]` says how to assign them.
     pub parameters: Vec<Parameter>,
-    /// `candidates[c][i]`: the value of parameter `i` in candidate `c`. Candidate 0 is the
-    /// baseline: the base scenario's own strategy, with the values the base has at the pointers
-    /// (`null` where it has none), and it is never written over.
-    pub candidates: Vec<Vec<Value>>,
+    pub labels: Vec<Option<LabelField>>,
+    /// The base scenario's values at the pointers (`null` where it has none, and for label fields).
+    pub baseline_values: Vec<Value>,
+    /// The candidates the search starts with: the baseline first, then every combination of the
+    /// space, or a Latin-hypercube sample of it when `sampled`.
+    pub initial: Vec<Candidate>,
+    /// The space was too large to enumerate: the search refines around the best.
+    pub sampled: bool,
+    /// Combinations in the space (saturating).
+    pub combinations: u64,
     pub objective: Criterion,
     pub constraints: Vec<Constraint>,
     pub budget: Budget,
+    /// sha256 of what decides the figures of a simulation (candidate key, world, replication): a
+    /// tune folder holds the simulations of one such identity.
+    pub simulations_hash: String,
+    /// sha256 of the whole tune: shards and merges of one search agree on it.
+    pub tune_hash: String,
 }
 
 impl TunePlan {
+    /// The values of candidate `c` in every field (the baseline's are the base scenario's own).
+    pub fn values(&self, c: &Candidate) -> Vec<Value> {
+        match &c.levels {
+            None => self.baseline_values.clone(),
+            Some(levels) => self
+                .parameters
+                .iter()
+                .zip(levels)
+                .map(|(p, l)| match &p.levels {
+                    Levels::Values(values) => values[*l].clone(),
+                    Levels::Continuous { .. } => unreachable!("ranges without a step were rejected"),
+                })
+                .collect(),
+        }
+    }
+
     /// The scenario JSON of candidate `c` in world `w`: the world's overrides, then the candidate's
-    /// values.
-    pub fn scenario_value(&self, c: usize, w: usize) -> Value {
+    /// values, then the labels it assigns ([`labels`]).
+    pub fn scenario_value(&self, c: &Candidate, w: usize) -> Value {
         let mut doc = self.base.clone();
         for (pointer, value) in &self.worlds[w].overrides {
             set_pointer(&mut doc, pointer, value.clone()).expect("pointers were checked when loading");
         }
-        if c > 0 {
-            for (parameter, value) in self.parameters.iter().zip(&self.candidates[c]) {
-                set_pointer(&mut doc, &parameter.pointer, value.clone()).expect("pointers were checked when loading");
+        if let Some(levels) = &c.levels {
+            let mut assignments: Vec<(&str, &[(String, Share)])> = Vec::new();
+            for (i, (parameter, value)) in self.parameters.iter().zip(self.values(c)).enumerate() {
+                match &self.labels[i] {
+                    Some(field) => assignments.push((&field.key, &field.sets[levels[i]])),
+                    None => {
+                        set_pointer(&mut doc, &parameter.pointer, value).expect("pointers were checked when loading")
+                    }
+                }
             }
+            labels::apply(&mut doc, &assignments, self.seed_override);
         }
         doc
     }
 
     /// The validated scenario of candidate `c` in world `w`.
-    pub fn build(&self, c: usize, w: usize) -> Scenario {
-        build_value(&self.scenario_value(c, w), self.seed_override).expect("every candidate was validated when loading")
+    pub fn build(&self, c: &Candidate, w: usize) -> Scenario {
+        build_value(&self.scenario_value(c, w), self.seed_override).expect("every candidate was validated")
     }
 
     /// The tuned run's strategy in candidate `c`'s scenario (the same in every world).
-    pub fn strategy(&self, c: usize) -> Value {
+    pub fn strategy(&self, c: &Candidate) -> Value {
         let doc = self.scenario_value(c, 0);
         doc.pointer(&self.strategy_pointer).cloned().unwrap_or(Value::Null)
     }
 
     /// `name=value, …` of candidate `c`, or "the base strategy".
-    pub fn describe(&self, c: usize) -> String {
-        if c == 0 {
+    pub fn describe(&self, c: &Candidate) -> String {
+        if c.levels.is_none() {
             return "the base strategy".into();
         }
         let parts: Vec<String> = self
             .parameters
             .iter()
-            .zip(&self.candidates[c])
-            .map(|(p, v)| match (v, &p.levels) {
-                // A whole object (an alternative stage or strategy) by its place in the list.
-                (Value::Object(_) | Value::Array(_), Levels::Values(values)) => {
-                    let k = values.iter().position(|x| x == v).map_or(0, |k| k + 1);
-                    format!("{} #{k} of {}", p.name, values.len())
-                }
-                _ => format!("{}={}", p.name, cut(&value_text(v))),
-            })
+            .zip(self.values(c))
+            .map(|(p, v)| format!("{}={}", p.name, cut(&super::words::value_words(&v))))
             .collect();
         parts.join(", ")
     }
@@ -205,6 +273,59 @@ impl TunePlan {
 
     pub fn criterion_name(&self, c: &Criterion) -> String {
         format!("{}.{}.{}", self.worlds[c.world].name, MEASURES[c.measure], c.statistic.name())
+    }
+
+    /// The neighbours of a candidate: one field at a time, the value before and after it in the
+    /// field's list (fields in order). The baseline has neighbours when every base value is in its
+    /// field's list.
+    pub fn neighbours(&self, c: &Candidate) -> Vec<Candidate> {
+        let levels = match &c.levels {
+            Some(l) => l.clone(),
+            None => match self.baseline_levels() {
+                Some(l) => l,
+                None => return Vec::new(),
+            },
+        };
+        let mut out = Vec::new();
+        for (i, p) in self.parameters.iter().enumerate() {
+            let count = match &p.levels {
+                Levels::Values(v) => v.len(),
+                Levels::Continuous { .. } => 0,
+            };
+            for next in [levels[i].checked_sub(1), Some(levels[i] + 1)].into_iter().flatten() {
+                if next < count {
+                    let mut l = levels.clone();
+                    l[i] = next;
+                    out.push(Candidate::at(l));
+                }
+            }
+        }
+        out
+    }
+
+    /// The baseline as a point of the space, when every base value is in its field's list.
+    fn baseline_levels(&self) -> Option<Vec<usize>> {
+        self.parameters
+            .iter()
+            .zip(&self.baseline_values)
+            .enumerate()
+            .map(|(i, (p, v))| match (&p.levels, &self.labels[i]) {
+                (Levels::Values(values), None) => values.iter().position(|x| x == v),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether a point of the space is the baseline itself (the same values at every pointer).
+    pub fn is_baseline(&self, c: &Candidate) -> bool {
+        c.levels.is_none() || (self.labels.iter().all(Option::is_none) && self.values(c) == self.baseline_values)
+    }
+
+    /// The problems of candidate `c` in every world (empty when it builds everywhere).
+    pub fn problems(&self, c: &Candidate) -> Vec<(usize, Vec<Problem>)> {
+        (0..self.worlds.len())
+            .filter_map(|w| build_value(&self.scenario_value(c, w), self.seed_override).err().map(|p| (w, p)))
+            .collect()
     }
 }
 
@@ -240,7 +361,7 @@ fn plan(mut ck: Checker, dto: &TuneDto, base_dir: &Path) -> Result<TunePlan, Vec
     let base_scenario = base.as_ref().and_then(|b| ck.base_scenario(b));
     let strategy_pointer = base.as_ref().and_then(|b| run_strategy(&mut ck, &b.value, &dto.run));
     let worlds = worlds(&mut ck, &dto.worlds, base.as_ref().map(|b| &b.value));
-    let parameters = space(&mut ck, dto, base.as_ref().map(|b| &b.value));
+    let (parameters, label_fields) = space(&mut ck, dto, base.as_ref().map(|b| &b.value));
     let world_names: Vec<&str> = dto.worlds.iter().map(|w| w.name.as_str()).collect();
     let objective = criterion(&mut ck, &dto.objective, "/objective", &world_names);
     if dto.constraints.len() > MAX_CONSTRAINTS {
@@ -253,33 +374,19 @@ fn plan(mut ck: Checker, dto: &TuneDto, base_dir: &Path) -> Result<TunePlan, Vec
         return Err(ck.problems);
     }
     let base = base.expect("no problems, so the base was read");
-    let mut candidates = vec![baseline_values(&base.value, &parameters)];
-    for combination in combinations(&parameters) {
-        // A combination equal to the base strategy is the baseline itself.
-        if combination != candidates[0] {
-            candidates.push(combination);
-        }
-    }
-    if candidates.len() > MAX_CANDIDATES {
-        ck.err("/space", format!("{} candidates: a search has at most {MAX_CANDIDATES}", candidates.len()));
-        return Err(ck.problems);
-    }
-    let budget = budget.expect("no problems");
-    let first_round = candidates.len() as u64 * dto.worlds.len() as u64 * budget.initial;
-    if budget.total < first_round {
-        ck.err(
-            "/budget/replications",
-            format!(
-                "{} simulations cannot pay for the first round: {} candidates × {} worlds × {} replications = {first_round}",
-                budget.total,
-                candidates.len(),
-                dto.worlds.len(),
-                budget.initial
-            ),
-        );
-        return Err(ck.problems);
-    }
-    let plan = TunePlan {
+    let (budget, enumerate, sample) = budget.expect("no problems");
+    let combinations = parameters
+        .iter()
+        .map(|p| match &p.levels {
+            Levels::Values(v) => v.len() as u64,
+            Levels::Continuous { .. } => 1,
+        })
+        .fold(1u64, u64::saturating_mul);
+    let sampled = combinations > enumerate;
+    let baseline_values = baseline_values(&base.value, &parameters, &label_fields);
+    let seed = dto.seed.unwrap_or_else(|| base.value.get("seed").and_then(Value::as_u64).unwrap_or(0));
+    let points = if sampled { lhs(&parameters, sample, seed) } else { grid(&parameters) };
+    let mut plan = TunePlan {
         name: dto.name.clone(),
         description: dto.description.clone(),
         base: base.value,
@@ -289,11 +396,39 @@ fn plan(mut ck: Checker, dto: &TuneDto, base_dir: &Path) -> Result<TunePlan, Vec
         seed_override: dto.seed,
         worlds,
         parameters,
-        candidates,
+        labels: label_fields,
+        baseline_values,
+        initial: vec![Candidate::BASELINE],
+        sampled,
+        combinations,
         objective: objective.expect("no problems"),
         constraints: constraints.into_iter().map(|c| c.expect("no problems")).collect(),
         budget,
+        simulations_hash: String::new(),
+        tune_hash: String::new(),
     };
+    let mut seen = std::collections::HashSet::new();
+    for levels in points {
+        let c = Candidate::at(levels);
+        // A combination equal to the base strategy is the baseline itself; a sample may repeat one.
+        if !plan.is_baseline(&c) && seen.insert(c.clone()) {
+            plan.initial.push(c);
+        }
+    }
+    let first_round = plan.initial.len() as u64 * dto.worlds.len() as u64 * budget.initial;
+    if budget.total < first_round {
+        ck.err(
+            "/budget/replications",
+            format!(
+                "{} simulations cannot pay for the first round: {} candidates × {} worlds × {} replications = {first_round}",
+                budget.total,
+                plan.initial.len(),
+                dto.worlds.len(),
+                budget.initial
+            ),
+        );
+        return Err(ck.problems);
+    }
     check_values(&mut ck, &plan);
     if !ck.problems.is_empty() {
         return Err(ck.problems);
@@ -302,7 +437,34 @@ fn plan(mut ck: Checker, dto: &TuneDto, base_dir: &Path) -> Result<TunePlan, Vec
     if !ck.problems.is_empty() {
         return Err(ck.problems);
     }
+    let (simulations_hash, tune_hash) = hashes(&plan, dto);
+    plan.simulations_hash = simulations_hash;
+    plan.tune_hash = tune_hash;
     Ok(plan)
+}
+
+/// The identity of the simulations (what decides the figures of candidate key × world ×
+/// replication) and of the whole tune.
+fn hashes(plan: &TunePlan, dto: &TuneDto) -> (String, String) {
+    let simulations = serde_json::json!({
+        "fleetsim": env!("CARGO_PKG_VERSION"),
+        "base": plan.base,
+        "run": plan.run,
+        "seed": plan.seed_override,
+        "worlds": plan.worlds.iter().map(|w| serde_json::json!({"name": w.name, "overrides": w.overrides.iter().map(|(p, v)| serde_json::json!([p, v])).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+        "space": plan.parameters.iter().zip(&plan.labels).map(|(p, l)| serde_json::json!({
+            "pointer": p.pointer,
+            "label": l.as_ref().map(|l| l.key.clone()),
+            "values": match &p.levels { Levels::Values(v) => v.clone(), Levels::Continuous { .. } => Vec::new() },
+        })).collect::<Vec<_>>(),
+        "measures": MEASURES,
+    });
+    let simulations = sha256_hex(&serde_json::to_vec(&simulations).expect("JSON values serialize"));
+    let mut whole = serde_json::to_value(dto).expect("tune files serialize");
+    whole["scenario"] = plan.base.clone();
+    whole["simulationsHash"] = Value::String(simulations.clone());
+    let tune = sha256_hex(&serde_json::to_vec(&whole).expect("JSON values serialize"));
+    (simulations, tune)
 }
 
 /// The JSON Pointer of the strategy of run `name` in the base scenario.
@@ -375,53 +537,134 @@ fn worlds(ck: &mut Checker, dtos: &[WorldDto], base: Option<&Value>) -> Vec<Worl
     out
 }
 
-fn space(ck: &mut Checker, dto: &TuneDto, base: Option<&Value>) -> Vec<Parameter> {
+fn space(ck: &mut Checker, dto: &TuneDto, base: Option<&Value>) -> (Vec<Parameter>, Vec<Option<LabelField>>) {
     if dto.space.is_empty() || dto.space.len() > MAX_SPACE {
         ck.err("/space", format!("{} fields: give 1–{MAX_SPACE}", dto.space.len()));
     }
     let mut out: Vec<Parameter> = Vec::new();
+    let mut label_fields: Vec<Option<LabelField>> = Vec::new();
     for (i, p) in dto.space.iter().enumerate() {
         let path = format!("/space/{i}");
-        let name = p.name.clone().unwrap_or_else(|| p.pointer.clone());
-        if name.trim().is_empty() || ["candidate", "status", "replications"].contains(&name.as_str()) {
-            ck.err(format!("{path}/name"), format!("{} cannot name a field: choose another name", echo(&name)));
-        } else if out.iter().any(|q| q.name == name) {
-            ck.err(format!("{path}/name"), format!("two fields are named {}", echo(&name)));
-        }
-        if out.iter().any(|q| q.pointer == p.pointer) {
-            ck.err(format!("{path}/pointer"), format!("{} is varied by two fields", p.pointer));
-        }
-        if let Some(base) = base
-            && let Err(e) = set_pointer(&mut base.clone(), &p.pointer, Value::Null)
-        {
-            ck.err(format!("{path}/pointer"), e);
-        }
-        let levels = match (&p.values, &p.range) {
-            (Some(values), None) => {
-                if values.is_empty() || values.len() > MAX_CANDIDATES {
-                    ck.err(format!("{path}/values"), format!("{} values: give 1–{MAX_CANDIDATES}", values.len()));
-                }
-                Levels::Values(values.clone())
+        let (parameter, label) = match (&p.pointer, &p.label) {
+            (Some(pointer), None) => (pointer_field(ck, p, pointer, &path, base, &out), None),
+            (None, Some(key)) => label_field(ck, p, key, &path, &label_fields),
+            (Some(_), Some(_)) => {
+                ck.err(
+                    &path,
+                    "give either `pointer` (a field of the scenario) or `label` (a label the tuner assigns), not both",
+                );
+                (
+                    Parameter {
+                        name: String::new(),
+                        pointer: String::new(),
+                        levels: Levels::Values(Vec::new()),
+                        ranged: false,
+                    },
+                    None,
+                )
             }
-            (None, Some(range)) => ck.range(range, &format!("{path}/range"), false),
-            _ => {
-                ck.err(&path, "give either `values` or `range`");
-                Levels::Values(Vec::new())
+            (None, None) => {
+                ck.err(&path, "give `pointer` with `values` or `range`, or `label` with `assign`");
+                (
+                    Parameter {
+                        name: String::new(),
+                        pointer: String::new(),
+                        levels: Levels::Values(Vec::new()),
+                        ranged: false,
+                    },
+                    None,
+                )
             }
         };
-        out.push(Parameter { name, pointer: p.pointer.clone(), levels, ranged: p.range.is_some() });
+        let name = &parameter.name;
+        if !name.is_empty() {
+            if name.trim().is_empty() || ["candidate", "status", "replications"].contains(&name.as_str()) {
+                ck.err(format!("{path}/name"), format!("{} cannot name a field: choose another name", echo(name)));
+            } else if out.iter().any(|q| &q.name == name) {
+                ck.err(format!("{path}/name"), format!("two fields are named {}", echo(name)));
+            }
+        }
+        out.push(parameter);
+        label_fields.push(label);
     }
-    let count = out
-        .iter()
-        .map(|p| match &p.levels {
-            Levels::Values(v) => v.len() as u64,
-            Levels::Continuous { .. } => 1,
-        })
-        .try_fold(1u64, |a, n| a.checked_mul(n));
-    if count.is_none_or(|n| n > MAX_CANDIDATES as u64) {
-        ck.err("/space", format!("the combinations give more than {MAX_CANDIDATES} candidates"));
+    (out, label_fields)
+}
+
+fn pointer_field(
+    ck: &mut Checker,
+    p: &FieldDto,
+    pointer: &str,
+    path: &str,
+    base: Option<&Value>,
+    before: &[Parameter],
+) -> Parameter {
+    let name = p.name.clone().unwrap_or_else(|| pointer.to_string());
+    if before.iter().any(|q| q.pointer == pointer) {
+        ck.err(format!("{path}/pointer"), format!("{pointer} is varied by two fields"));
     }
-    out
+    if let Some(base) = base
+        && let Err(e) = set_pointer(&mut base.clone(), pointer, Value::Null)
+    {
+        ck.err(format!("{path}/pointer"), e);
+    }
+    if p.assign.is_some() {
+        ck.err(format!("{path}/assign"), "`assign` goes with `label`, not with `pointer`");
+    }
+    let levels = match (&p.values, &p.range) {
+        (Some(values), None) => {
+            if values.is_empty() || values.len() > MAX_CANDIDATES {
+                ck.err(format!("{path}/values"), format!("{} values: give 1–{MAX_CANDIDATES}", values.len()));
+            }
+            Levels::Values(values.clone())
+        }
+        (None, Some(range)) => ck.range(range, &format!("{path}/range"), false),
+        _ => {
+            ck.err(path, "give either `values` or `range`");
+            Levels::Values(Vec::new())
+        }
+    };
+    Parameter { name, pointer: pointer.to_string(), levels, ranged: p.range.is_some() }
+}
+
+fn label_field(
+    ck: &mut Checker,
+    p: &FieldDto,
+    key: &str,
+    path: &str,
+    before: &[Option<LabelField>],
+) -> (Parameter, Option<LabelField>) {
+    let name = p.name.clone().unwrap_or_else(|| key.to_string());
+    if let Err(e) = crate::fleet::selector::validate_label_key(key) {
+        ck.err(format!("{path}/label"), format!("{} is not a label key: {e}", echo(key)));
+    } else if before.iter().flatten().any(|l| l.key == key) {
+        ck.err(format!("{path}/label"), format!("the label {} is assigned by two fields", echo(key)));
+    }
+    if p.values.is_some() || p.range.is_some() {
+        ck.err(path, "a `label` field takes its alternatives in `assign`, not `values` or `range`");
+    }
+    let mut sets = Vec::new();
+    let mut values = Vec::new();
+    match &p.assign {
+        None => ck.err(path, "a `label` field needs `assign`: alternative shares of the fleet, such as [{\"canary\": 0.02, \"broad\": \"rest\"}]"),
+        Some(list) if list.is_empty() || list.len() > MAX_CANDIDATES => {
+            ck.err(format!("{path}/assign"), format!("{} alternatives: give 1–{MAX_CANDIDATES}", list.len()))
+        }
+        Some(list) => {
+            for (j, set) in list.iter().enumerate() {
+                match labels::check_set(&set.0) {
+                    Ok(shares) => sets.push(shares),
+                    Err(problems) => {
+                        for (at, message) in problems {
+                            ck.err(format!("{path}/assign/{j}{at}"), message);
+                        }
+                    }
+                }
+                values.push(Value::Object(set.0.clone()));
+            }
+        }
+    }
+    let parameter = Parameter { name, pointer: String::new(), levels: Levels::Values(values), ranged: false };
+    (parameter, Some(LabelField { key: key.to_string(), sets }))
 }
 
 fn criterion(ck: &mut Checker, dto: &CriterionDto, path: &str, worlds: &[&str]) -> Option<Criterion> {
@@ -468,10 +711,12 @@ fn constraint(ck: &mut Checker, dto: &ConstraintDto, i: usize, worlds: &[&str]) 
     Some(Constraint { criterion: criterion?, max: dto.max })
 }
 
-fn budget(ck: &mut Checker, dto: &TuneDto) -> Option<Budget> {
+fn budget(ck: &mut Checker, dto: &TuneDto) -> Option<(Budget, u64, u64)> {
     let b = &dto.budget;
     let initial = b.initial.unwrap_or(10);
     let max_per_candidate = b.max_per_candidate.unwrap_or(400);
+    let enumerate = b.enumerate.unwrap_or(DEFAULT_ENUMERATE);
+    let sample = b.sample.unwrap_or(DEFAULT_SAMPLE);
     let before = ck.problems.len();
     if !(1..=MAX_BUDGET).contains(&b.replications) {
         ck.err("/budget/replications", format!("{} simulations: give 1–{MAX_BUDGET}", b.replications));
@@ -488,25 +733,46 @@ fn budget(ck: &mut Checker, dto: &TuneDto) -> Option<Budget> {
             format!("{max_per_candidate} replications: give {initial}–{MAX_PER_CANDIDATE} (at least `initial`)"),
         );
     }
-    (ck.problems.len() == before).then_some(Budget { total: b.replications, initial, max_per_candidate })
+    if !(1..=MAX_CANDIDATES as u64).contains(&enumerate) {
+        ck.err("/budget/enumerate", format!("{enumerate} combinations: give 1–{MAX_CANDIDATES}"));
+    }
+    if !(2..=MAX_CANDIDATES as u64).contains(&sample) {
+        ck.err("/budget/sample", format!("{sample} candidates: give 2–{MAX_CANDIDATES}"));
+    }
+    (ck.problems.len() == before).then_some((
+        Budget { total: b.replications, initial, max_per_candidate },
+        enumerate,
+        sample,
+    ))
 }
 
-/// The base scenario's values at the space's pointers (`null` where it has none).
-fn baseline_values(base: &Value, parameters: &[Parameter]) -> Vec<Value> {
-    parameters.iter().map(|p| base.pointer(&p.pointer).cloned().unwrap_or(Value::Null)).collect()
+/// The base scenario's values at the space's pointers (`null` where it has none, and for labels).
+fn baseline_values(base: &Value, parameters: &[Parameter], labels: &[Option<LabelField>]) -> Vec<Value> {
+    parameters
+        .iter()
+        .zip(labels)
+        .map(|(p, l)| if l.is_some() { Value::Null } else { base.pointer(&p.pointer).cloned().unwrap_or(Value::Null) })
+        .collect()
 }
 
-/// Every combination of the parameters' values, the last varying fastest.
-fn combinations(parameters: &[Parameter]) -> Vec<Vec<Value>> {
-    let mut points: Vec<Vec<Value>> = vec![Vec::new()];
+fn level_count(p: &Parameter) -> usize {
+    match &p.levels {
+        Levels::Values(v) => v.len(),
+        Levels::Continuous { .. } => unreachable!("ranges without a step were rejected"),
+    }
+}
+
+/// Every combination of the fields' values, the last varying fastest.
+fn grid(parameters: &[Parameter]) -> Vec<Vec<usize>> {
+    let mut points: Vec<Vec<usize>> = vec![Vec::new()];
     for p in parameters {
-        let Levels::Values(values) = &p.levels else { unreachable!("ranges without a step were rejected") };
+        let count = level_count(p);
         points = points
             .into_iter()
             .flat_map(|prefix| {
-                values.iter().map(move |v| {
+                (0..count).map(move |l| {
                     let mut next = prefix.clone();
-                    next.push(v.clone());
+                    next.push(l);
                     next
                 })
             })
@@ -515,22 +781,44 @@ fn combinations(parameters: &[Parameter]) -> Vec<Vec<Value>> {
     points
 }
 
+/// `points` combinations by Latin-hypercube sampling of the value indices (the sweep's sampler:
+/// every field's list is split into `points` strata, each covered once), seeded by the tune's seed.
+fn lhs(parameters: &[Parameter], points: u64, seed: u64) -> Vec<Vec<usize>> {
+    let indices: Vec<Parameter> = parameters
+        .iter()
+        .map(|p| Parameter {
+            name: p.name.clone(),
+            pointer: p.pointer.clone(),
+            levels: Levels::Values((0..level_count(p)).map(Value::from).collect()),
+            ranged: false,
+        })
+        .collect();
+    let sampling = Sampling { method: SampleMethod::LatinHypercube, points, seed };
+    crate::sweep::sample::sample_points(&indices, sampling)
+        .into_iter()
+        .map(|point| point.iter().map(|v| v.as_u64().expect("indices") as usize).collect())
+        .collect()
+}
+
 /// Each value alone in the first world, so that a bad value is reported where it is written.
 fn check_values(ck: &mut Checker, plan: &TunePlan) {
-    let mut checks: Vec<(String, usize, Value)> = Vec::new();
+    let mut checks: Vec<(String, usize, usize)> = Vec::new();
     for (i, p) in plan.parameters.iter().enumerate() {
-        if let Levels::Values(values) = &p.levels {
-            for (j, v) in values.iter().enumerate() {
-                let path = if p.ranged { format!("/space/{i}/range") } else { format!("/space/{i}/values/{j}") };
-                checks.push((path, i, v.clone()));
-            }
+        if plan.labels[i].is_some() {
+            continue; // a label alone is checked with the candidates
+        }
+        for j in 0..level_count(p) {
+            let path = if p.ranged { format!("/space/{i}/range") } else { format!("/space/{i}/values/{j}") };
+            checks.push((path, i, j));
         }
     }
     let found: Vec<Vec<SweepProblem>> = checks
         .par_iter()
-        .map(|(path, i, value)| {
-            let mut doc = plan.scenario_value(0, 0);
+        .map(|(path, i, j)| {
+            let mut doc = plan.scenario_value(&Candidate::BASELINE, 0);
             let pointer = &plan.parameters[*i].pointer;
+            let Levels::Values(values) = &plan.parameters[*i].levels else { unreachable!("checked") };
+            let value = &values[*j];
             set_pointer(&mut doc, pointer, value.clone()).expect("pointer checked");
             match build_value(&doc, plan.seed_override) {
                 Ok(_) => Vec::new(),
@@ -555,10 +843,10 @@ fn check_values(ck: &mut Checker, plan: &TunePlan) {
 /// Every candidate in every world, as a whole: values valid alone can still clash.
 fn check_candidates(ck: &mut Checker, plan: &TunePlan) {
     let pairs: Vec<(usize, usize)> =
-        (0..plan.candidates.len()).flat_map(|c| (0..plan.worlds.len()).map(move |w| (c, w))).collect();
+        (0..plan.initial.len()).flat_map(|c| (0..plan.worlds.len()).map(move |w| (c, w))).collect();
     let found: Vec<Vec<SweepProblem>> = pairs
         .par_iter()
-        .map(|&(c, w)| match build_value(&plan.scenario_value(c, w), plan.seed_override) {
+        .map(|&(c, w)| match build_value(&plan.scenario_value(&plan.initial[c], w), plan.seed_override) {
             Ok(_) => Vec::new(),
             Err(problems) => {
                 let (path, what) = if c == 0 {
@@ -566,7 +854,7 @@ fn check_candidates(ck: &mut Checker, plan: &TunePlan) {
                 } else {
                     (
                         "/space".to_string(),
-                        format!("candidate {c} ({}) in world {}", plan.describe(c), plan.worlds[w].name),
+                        format!("candidate {c} ({}) in world {}", plan.describe(&plan.initial[c]), plan.worlds[w].name),
                     )
                 };
                 problems

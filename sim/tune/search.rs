@@ -1,8 +1,10 @@
-//! The search: racing by successive halving over common random numbers.
+//! The search: racing by successive doubling over common random numbers.
 //!
 //! Round 1 gives every candidate `initial` replications in every world; each later round doubles
-//! the replications of the candidates still in the race, up to `maxPerCandidate` or until the
-//! budget is spent. Replication r of every candidate in every world uses the same random streams
+//! the replications of every candidate still in the race, up to `maxPerCandidate` or until the
+//! budget is spent. A space too large to enumerate starts from a Latin-hypercube sample, and after
+//! every round the neighbours of the best candidate (one field's value one step up or down) join
+//! the race with `initial` replications, until the best has no new neighbour or the budget is spent. Replication r of every candidate in every world uses the same random streams
 //! (the streams depend only on the seed and r), so candidates are compared on the same futures.
 //! After each round a candidate leaves the race when its confidence bounds show it cannot win:
 //! a constraint whose interval lies wholly above its limit (infeasible), or an objective whose
@@ -12,14 +14,109 @@
 //!
 //! Deterministic at any thread count: jobs are fixed by the round before it runs, results are
 //! gathered in job order (never in the order threads finish), and every statistic is a function of
-//! values in replication order.
+//! values in replication order. The search is a function of the figures alone: where they come
+//! from ([`Simulations`]: computed now, or read from a tune folder's journal) changes nothing, which
+//! is what makes a tune resumable and its rounds shardable ([`super::folder`]).
+
+use std::collections::HashSet;
 
 use rayon::prelude::*;
 
 use crate::sweep::exec::run_replication;
 use crate::sweep::stats::{percentile, quantile_ci, summarize, summarize_indicator};
 
-use super::plan::{COLLECTED, Criterion, Missing, Statistic, TunePlan, is_indicator, missing_of};
+use super::plan::{COLLECTED, Candidate, Criterion, Missing, Statistic, TunePlan, is_indicator, missing_of};
+
+/// The figures of one replication of the tuned run, as the journal holds them: one text cell per
+/// collected metric (empty when it has none).
+pub type Cells = Vec<String>;
+
+/// One simulation of a round: candidate (an index into the search's candidates), world, replication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Job {
+    pub candidate: usize,
+    pub world: usize,
+    pub replication: u64,
+}
+
+/// Where the figures of a round come from.
+pub trait Simulations {
+    /// The cells of every job of the round, in job order; `None` when this process stops before
+    /// the round is complete (a shard that ran its share, a merge that lacks some).
+    fn round(&mut self, plan: &TunePlan, candidates: &[Candidate], jobs: &[Job])
+    -> std::io::Result<Option<Vec<Cells>>>;
+}
+
+/// Computes jobs on `pool`, one scenario build per candidate and world; `done` is told of every
+/// finished job (from worker threads). Results are in job order.
+pub fn compute(
+    plan: &TunePlan,
+    candidates: &[Candidate],
+    jobs: &[Job],
+    pool: &rayon::ThreadPool,
+    done: &(dyn Fn(&Job, &Cells) + Sync),
+) -> Vec<Cells> {
+    // Consecutive jobs of one candidate in one world share a build.
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    for (i, job) in jobs.iter().enumerate() {
+        match groups.last_mut() {
+            Some((start, end)) if jobs[*start].candidate == job.candidate && jobs[*start].world == job.world => {
+                *end = i + 1
+            }
+            _ => groups.push((i, i + 1)),
+        }
+    }
+    pool.install(|| {
+        let parts: Vec<Vec<Cells>> = groups
+            .par_iter()
+            .map(|&(start, end)| {
+                let first = jobs[start];
+                let scenario = plan.build(&candidates[first.candidate], first.world);
+                jobs[start..end]
+                    .par_iter()
+                    .map(|job| {
+                        let cells = cells(plan, &scenario, job.replication);
+                        done(job, &cells);
+                        cells
+                    })
+                    .collect()
+            })
+            .collect();
+        parts.into_iter().flatten().collect()
+    })
+}
+
+/// Computes every job in memory: no folder, nothing kept (tests, and `evaluate`).
+pub struct Compute<'a> {
+    pub pool: rayon::ThreadPool,
+    pub done: &'a (dyn Fn(&Job, &Cells) + Sync),
+}
+
+impl Compute<'static> {
+    pub fn new(threads: usize) -> std::io::Result<Compute<'static>> {
+        Ok(Compute { pool: pool(threads)?, done: &|_, _| {} })
+    }
+}
+
+impl Simulations for Compute<'_> {
+    fn round(
+        &mut self,
+        plan: &TunePlan,
+        candidates: &[Candidate],
+        jobs: &[Job],
+    ) -> std::io::Result<Option<Vec<Cells>>> {
+        Ok(Some(compute(plan, candidates, jobs, &self.pool, self.done)))
+    }
+}
+
+/// A local pool of `threads` workers (the global rayon pool is left alone).
+pub fn pool(threads: usize) -> std::io::Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("fleetsim-tune-{i}"))
+        .build()
+        .map_err(std::io::Error::other)
+}
 
 /// `samples[world][measure][replication]`: the tuned run's figures, `None` where it had none.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -134,7 +231,7 @@ impl Status {
 /// One round of the race.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Round {
-    /// Replications of every candidate still in the race, after this round.
+    /// The most replications a candidate still in the race has, after this round.
     pub replications: u64,
     /// Candidates in the race during this round.
     pub racing: usize,
@@ -142,13 +239,34 @@ pub struct Round {
     pub alive: usize,
     /// Simulations spent so far.
     pub spent: u64,
+    /// Simulations of this round.
+    pub simulations: u64,
     /// The best candidate meeting every constraint by its estimates, and its objective.
     pub best: Option<(usize, f64)>,
+    /// Neighbours of the best that join the race in the next round (sampled spaces).
+    pub added: usize,
+}
+
+/// Where the search ended.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Done(SearchResult),
+    /// The figures of round `round` are not all there (a shard ran its share, a merge lacks some).
+    Stopped {
+        round: usize,
+        /// Simulations of that round.
+        jobs: usize,
+        /// The rounds completed before it.
+        rounds: Vec<Round>,
+        spent: u64,
+    },
 }
 
 /// What the search found.
 #[derive(Clone, Debug)]
 pub struct SearchResult {
+    /// Every candidate raced: the plan's initial ones, then the neighbours added in rounds.
+    pub candidates: Vec<Candidate>,
     pub evaluations: Vec<Evaluation>,
     pub status: Vec<Status>,
     /// The round after which a candidate left the race (1-based), if it did.
@@ -158,33 +276,46 @@ pub struct SearchResult {
     pub spent: u64,
 }
 
-/// The figures of candidate `c` in replications `from..to` of every world, in replication order.
-/// Jobs are fixed before they run and collected in order, so the thread count changes nothing.
-fn evaluate_range(plan: &TunePlan, c: usize, from: u64, to: u64) -> Vec<Vec<Vec<Option<f64>>>> {
-    (0..plan.worlds.len())
-        .into_par_iter()
-        .map(|w| {
-            let scenario = plan.build(c, w);
-            let rows: Vec<[Option<f64>; 9]> = (from..to).into_par_iter().map(|r| figures(plan, &scenario, r)).collect();
-            (0..COLLECTED.len()).map(|m| rows.iter().map(|row| row[m]).collect()).collect()
-        })
-        .collect()
+/// One replication of the tuned run: its cells.
+fn cells(plan: &TunePlan, scenario: &crate::scenario::Scenario, replication: u64) -> Cells {
+    let runs = run_replication(scenario, replication, &COLLECTED);
+    let run = runs.into_iter().find(|r| r.run == plan.run).expect("the tuned run is in every candidate's scenario");
+    run.cells
 }
 
-/// One replication of the tuned run.
-fn figures(plan: &TunePlan, scenario: &crate::scenario::Scenario, replication: u64) -> [Option<f64>; 9] {
-    let runs = run_replication(scenario, replication, &COLLECTED);
-    let run = runs.iter().find(|r| r.run == plan.run).expect("the tuned run is in every candidate's scenario");
+/// The figures of cells: `runState` becomes 1 for `Failed`, 0 otherwise.
+pub fn figures(cells: &[String]) -> [Option<f64>; 9] {
     std::array::from_fn(|m| {
-        let cell = &run.cells[m];
+        let cell = &cells[m];
         if m == 7 { Some(if cell == "Failed" { 1.0 } else { 0.0 }) } else { cell.parse::<f64>().ok() }
     })
 }
 
 /// Candidate `c` evaluated in replications `0..replications` of every world (the exhaustive check
-/// of tests, and what the race does in pieces).
-pub fn evaluate(plan: &TunePlan, c: usize, replications: u64) -> Evaluation {
-    Evaluation { samples: evaluate_range(plan, c, 0, replications) }
+/// of tests).
+pub fn evaluate(plan: &TunePlan, c: &Candidate, replications: u64) -> Evaluation {
+    let jobs: Vec<Job> = (0..plan.worlds.len())
+        .flat_map(|w| (0..replications).map(move |r| Job { candidate: 0, world: w, replication: r }))
+        .collect();
+    let pool = pool(std::thread::available_parallelism().map_or(1, |n| n.get())).expect("a thread pool");
+    let cells = compute(plan, std::slice::from_ref(c), &jobs, &pool, &|_, _| {});
+    let mut e = Evaluation::empty(plan);
+    for (job, cells) in jobs.iter().zip(cells) {
+        e.push(job.world, &cells);
+    }
+    e
+}
+
+impl Evaluation {
+    fn empty(plan: &TunePlan) -> Evaluation {
+        Evaluation { samples: vec![vec![Vec::new(); COLLECTED.len()]; plan.worlds.len()] }
+    }
+
+    fn push(&mut self, world: usize, cells: &[String]) {
+        for (m, x) in figures(cells).into_iter().enumerate() {
+            self.samples[world][m].push(x);
+        }
+    }
 }
 
 /// Whether every constraint's estimate holds.
@@ -218,60 +349,104 @@ fn best_feasible(plan: &TunePlan, evaluations: &[Evaluation], among: &[usize]) -
     )
 }
 
-/// Runs the race with `threads` worker threads; `progress` is told after every round.
-pub fn search(plan: &TunePlan, threads: usize, mut progress: impl FnMut(&Round)) -> std::io::Result<SearchResult> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .thread_name(|i| format!("fleetsim-tune-{i}"))
-        .build()
-        .map_err(std::io::Error::other)?;
-    let count = plan.candidates.len();
-    let worlds = plan.worlds.len() as u64;
+/// Runs the race computing every simulation in memory with `threads` worker threads; `progress`
+/// is told after every round.
+pub fn search(plan: &TunePlan, threads: usize, progress: impl FnMut(&Round)) -> std::io::Result<SearchResult> {
+    match search_with(plan, &mut Compute::new(threads)?, progress)? {
+        Outcome::Done(result) => Ok(result),
+        Outcome::Stopped { .. } => unreachable!("computing in memory never stops"),
+    }
+}
+
+/// Runs the race on figures from `simulations`; `progress` is told after every round.
+pub fn search_with(
+    plan: &TunePlan,
+    simulations: &mut dyn Simulations,
+    mut progress: impl FnMut(&Round),
+) -> std::io::Result<Outcome> {
+    let worlds = plan.worlds.len();
     let budget = plan.budget;
-    let mut evaluations: Vec<Evaluation> =
-        vec![Evaluation { samples: vec![vec![Vec::new(); COLLECTED.len()]; plan.worlds.len()] }; count];
-    let mut status: Vec<Option<Status>> = vec![None; count];
-    let mut left_in_round: Vec<Option<usize>> = vec![None; count];
+    let mut candidates: Vec<Candidate> = plan.initial.clone();
+    let mut known: HashSet<Candidate> = candidates.iter().cloned().collect();
+    let mut evaluations: Vec<Evaluation> = vec![Evaluation::empty(plan); candidates.len()];
+    let mut status: Vec<Option<Status>> = vec![None; candidates.len()];
+    let mut left_in_round: Vec<Option<usize>> = vec![None; candidates.len()];
     let mut rounds: Vec<Round> = Vec::new();
-    let (mut spent, mut done) = (0u64, 0u64);
-    let mut target = budget.initial.min(budget.max_per_candidate);
+    let mut spent = 0u64;
     loop {
-        let alive: Vec<usize> = (0..count).filter(|c| status[*c].is_none()).collect();
-        let remaining = budget.total - spent;
-        let per_round = alive.len() as u64 * worlds;
-        if per_round * (target - done) > remaining {
-            target = done + remaining / per_round;
-        }
-        if target <= done {
+        let alive: Vec<usize> = (0..candidates.len()).filter(|c| status[*c].is_none()).collect();
+        let per_round = alive.len() as u64 * worlds as u64;
+        // Every candidate doubles its own replications (new ones start at `initial`); when the
+        // budget cannot pay for that, every one gets the same number of new replications.
+        let cap = (budget.total - spent) / per_round.max(1);
+        let increments: Vec<(usize, u64, u64)> = alive
+            .iter()
+            .map(|&c| {
+                let n = evaluations[c].replications();
+                let target = if n == 0 { budget.initial } else { n * 2 }.min(budget.max_per_candidate);
+                (c, n, target.saturating_sub(n).min(cap))
+            })
+            .collect();
+        let jobs: Vec<Job> = increments
+            .iter()
+            .flat_map(|&(c, n, inc)| {
+                (0..worlds).flat_map(move |w| (n..n + inc).map(move |r| Job { candidate: c, world: w, replication: r }))
+            })
+            .collect();
+        if jobs.is_empty() {
             break;
         }
-        let fresh: Vec<Vec<Vec<Vec<Option<f64>>>>> =
-            pool.install(|| alive.par_iter().map(|c| evaluate_range(plan, *c, done, target)).collect());
-        for (c, samples) in alive.iter().zip(fresh) {
-            for (w, measures) in samples.into_iter().enumerate() {
-                for (m, values) in measures.into_iter().enumerate() {
-                    evaluations[*c].samples[w][m].extend(values);
+        let Some(cells) = simulations.round(plan, &candidates, &jobs)? else {
+            return Ok(Outcome::Stopped { round: rounds.len() + 1, jobs: jobs.len(), rounds, spent });
+        };
+        for (job, cells) in jobs.iter().zip(&cells) {
+            evaluations[job.candidate].push(job.world, cells);
+        }
+        spent += jobs.len() as u64;
+        let round = rounds.len() + 1;
+        eliminate(plan, &evaluations, &alive, &mut status, &mut left_in_round, round);
+        let still: Vec<usize> = (0..candidates.len()).filter(|c| status[*c].is_none()).collect();
+        let best = best_feasible(plan, &evaluations, &still);
+        let mut added = 0;
+        if plan.sampled && spent < budget.total {
+            let pivot = best.map(|(c, _)| c).or_else(|| closest_alive(plan, &evaluations, &still));
+            let affordable =
+                ((budget.total - spent) / (worlds as u64 * budget.initial)).saturating_sub(still.len() as u64);
+            let fresh: Vec<Candidate> = pivot
+                .map(|p| plan.neighbours(&candidates[p]))
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|n| !known.contains(n) && !plan.is_baseline(n))
+                .collect();
+            // A neighbour the scenario rules refuse in some world is left out, as if not in the space.
+            let valid: Vec<bool> = fresh.par_iter().map(|n| plan.problems(n).is_empty()).collect();
+            for (n, ok) in fresh.into_iter().zip(valid) {
+                known.insert(n.clone());
+                if ok && (added as u64) < affordable {
+                    candidates.push(n);
+                    evaluations.push(Evaluation::empty(plan));
+                    status.push(None);
+                    left_in_round.push(None);
+                    added += 1;
                 }
             }
         }
-        spent += per_round * (target - done);
-        done = target;
-        let round = rounds.len() + 1;
-        eliminate(plan, &evaluations, &alive, &mut status, &mut left_in_round, round);
-        let still: Vec<usize> = (0..count).filter(|c| status[*c].is_none()).collect();
         rounds.push(Round {
-            replications: done,
+            replications: still.iter().map(|c| evaluations[*c].replications()).max().unwrap_or(0),
             racing: alive.len(),
             alive: still.len(),
             spent,
-            best: best_feasible(plan, &evaluations, &still),
+            simulations: jobs.len() as u64,
+            best,
+            added,
         });
         progress(rounds.last().expect("just pushed"));
-        if done >= budget.max_per_candidate || spent >= budget.total {
+        let growing = still.iter().any(|c| evaluations[*c].replications() < budget.max_per_candidate);
+        if spent >= budget.total || (!growing && added == 0) {
             break;
         }
-        target = (done * 2).min(budget.max_per_candidate);
     }
+    let count = candidates.len();
     let alive: Vec<usize> = (0..count).filter(|c| status[*c].is_none()).collect();
     let recommended = best_feasible(plan, &evaluations, &alive).map(|(c, _)| c);
     let criteria = |c: usize| -> Vec<f64> {
@@ -296,13 +471,23 @@ pub fn search(plan: &TunePlan, threads: usize, mut progress: impl FnMut(&Round))
             if dominated { Status::Dominated } else { Status::Pareto }
         });
     }
-    Ok(SearchResult {
+    Ok(Outcome::Done(SearchResult {
+        candidates,
         evaluations,
         status: status.into_iter().map(|s| s.expect("every candidate has a status")).collect(),
         left_in_round,
         rounds,
         recommended,
         spent,
+    }))
+}
+
+/// The candidate closest to meeting the constraints (least violation, then objective, then index).
+fn closest_alive(plan: &TunePlan, evaluations: &[Evaluation], among: &[usize]) -> Option<usize> {
+    among.iter().copied().min_by(|a, b| {
+        let key = |c: usize| (violation(plan, &evaluations[c]), objective(plan, &evaluations[c]));
+        let (ka, kb) = (key(*a), key(*b));
+        ka.0.total_cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(a.cmp(b))
     })
 }
 

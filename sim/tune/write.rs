@@ -11,7 +11,7 @@ use crate::report::ReportFile;
 use crate::sweep::plan::value_text;
 use crate::sweep::stats::summarize;
 
-use super::plan::{Criterion, MEASURES, Missing, Statistic, TunePlan, missing_of};
+use super::plan::{Candidate, Criterion, MEASURES, Missing, Statistic, TunePlan, missing_of};
 use super::search::{Estimate, Evaluation, SearchResult, Status, feasible, violation};
 
 /// Candidates shown as the closest ones when none meets the constraints.
@@ -28,10 +28,13 @@ pub fn render(plan: &TunePlan, result: &SearchResult) -> anyhow::Result<Vec<Repo
         if let Some(c) = result.recommended {
             files.push((
                 Path::new("recommended").join(format!("{}.json", world.name)),
-                pretty(&plan.scenario_value(c, w))?,
+                pretty(&plan.scenario_value(&result.candidates[c], w))?,
             ));
         }
-        files.push((Path::new("baseline").join(format!("{}.json", world.name)), pretty(&plan.scenario_value(0, w))?));
+        files.push((
+            Path::new("baseline").join(format!("{}.json", world.name)),
+            pretty(&plan.scenario_value(&Candidate::BASELINE, w))?,
+        ));
     }
     files.push(("candidates.csv".into(), candidates_csv(plan, result, |_| true)?));
     files.push((
@@ -154,11 +157,13 @@ fn constraints_json(plan: &TunePlan, e: &Evaluation) -> Vec<Value> {
 
 fn candidate_json(plan: &TunePlan, result: &SearchResult, c: usize) -> Value {
     let e = &result.evaluations[c];
+    let candidate = &result.candidates[c];
     let values: Map<String, Value> =
-        plan.parameters.iter().zip(&plan.candidates[c]).map(|(p, v)| (p.name.clone(), v.clone())).collect();
+        plan.parameters.iter().zip(plan.values(candidate)).map(|(p, v)| (p.name.clone(), v)).collect();
     json!({
         "candidate": c,
-        "description": plan.describe(c),
+        "key": candidate.key(),
+        "description": plan.describe(candidate),
         "values": values,
         "status": result.status[c].name(),
         "replications": e.replications(),
@@ -170,7 +175,7 @@ fn candidate_json(plan: &TunePlan, result: &SearchResult, c: usize) -> Value {
 
 /// The closest candidates to meeting the constraints (least violation, then best objective).
 fn closest(plan: &TunePlan, result: &SearchResult) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..plan.candidates.len()).collect();
+    let mut order: Vec<usize> = (0..result.candidates.len()).collect();
     let key = |c: usize| {
         let e = &result.evaluations[c];
         (violation(plan, e), e.estimate(&plan.objective).map_or(f64::INFINITY, |x| x.value))
@@ -205,11 +210,14 @@ fn recommendation(plan: &TunePlan, result: &SearchResult) -> Value {
                     .collect();
                 paired_worlds.insert(world.name.clone(), Value::Object(measures));
             }
+            let candidate = &result.candidates[c];
             out["recommended"] = json!({
                 "candidate": c,
-                "description": plan.describe(c),
-                "values": plan.parameters.iter().zip(&plan.candidates[c]).map(|(p, v)| (p.name.clone(), v.clone())).collect::<Map<_, _>>(),
-                "strategy": api_strategy(&plan.strategy(c)),
+                "key": candidate.key(),
+                "description": plan.describe(candidate),
+                "inWords": super::words::strategy_words(plan, candidate),
+                "values": plan.parameters.iter().zip(plan.values(candidate)).map(|(p, v)| (p.name.clone(), v)).collect::<Map<_, _>>(),
+                "strategy": api_strategy(&plan.strategy(candidate)),
                 "replications": e.replications(),
                 "objective": estimate_json(e.estimate(&plan.objective)),
                 "constraints": constraints_json(plan, e),
@@ -225,14 +233,17 @@ fn recommendation(plan: &TunePlan, result: &SearchResult) -> Value {
         }
     }
     out["baseline"] = json!({
-        "strategy": api_strategy(&plan.strategy(0)),
+        "inWords": super::words::strategy_words(plan, &Candidate::BASELINE),
+        "strategy": api_strategy(&plan.strategy(&Candidate::BASELINE)),
         "replications": base.replications(),
         "objective": estimate_json(base.estimate(&plan.objective)),
         "constraints": constraints_json(plan, base),
         "worlds": worlds_json(plan, base),
     });
     out["search"] = json!({
-        "candidates": plan.candidates.len(),
+        "candidates": result.candidates.len(),
+        "combinations": plan.combinations,
+        "sampled": plan.sampled,
         "worlds": plan.worlds.iter().map(|w| w.name.clone()).collect::<Vec<_>>(),
         "simulations": result.spent,
         "budget": plan.budget.total,
@@ -241,6 +252,8 @@ fn recommendation(plan: &TunePlan, result: &SearchResult) -> Value {
             "racing": r.racing,
             "alive": r.alive,
             "simulations": r.spent,
+            "roundSimulations": r.simulations,
+            "added": r.added,
             "best": r.best.map(|(c, v)| json!({"candidate": c, "objective": number(v)})),
         })).collect::<Vec<_>>(),
     });
@@ -251,46 +264,55 @@ fn criterion_words(plan: &TunePlan, c: &Criterion) -> String {
     format!("{} {} in {}", c.statistic.name(), MEASURES[c.measure], plan.worlds[c.world].name)
 }
 
-/// The recommendation in words: what to use, how much faster, what it risks, against the baseline.
+/// The recommendation in words: the strategy stage by stage, then what it achieves against the
+/// base strategy ("the whole fleet in 40 h (p90 in good) instead of 89 h; …").
 pub fn summary_words(plan: &TunePlan, result: &SearchResult) -> String {
     let base = &result.evaluations[0];
-    let value = |e: &Evaluation, c: &Criterion| e.estimate(c).map_or("none".to_string(), |x| text(x.value));
+    let value = |e: &Evaluation, c: &Criterion| e.estimate(c).map(|x| x.value);
     match result.recommended {
         None => {
-            let names: Vec<String> =
-                closest(plan, result).iter().take(3).map(|c| format!("{} ({})", c, plan.describe(*c))).collect();
+            let names: Vec<String> = closest(plan, result)
+                .iter()
+                .take(3)
+                .map(|c| format!("{} ({})", c, plan.describe(&result.candidates[*c])))
+                .collect();
             format!(
                 "No candidate meets the constraints: of {} candidates, none has every constraint within its limit after {} simulations. The closest: {}.",
-                plan.candidates.len(),
+                result.candidates.len(),
                 result.spent,
                 names.join("; ")
             )
         }
         Some(c) => {
             let e = &result.evaluations[c];
+            let strategy = super::words::strategy_words(plan, &result.candidates[c]);
             let mut s = if c == 0 {
-                "Keep the base strategy: no candidate beats it within the constraints.".to_string()
+                format!("Keep the base strategy, {strategy}: no candidate beats it within the constraints; ")
             } else {
-                format!("Use candidate {c} ({}).", plan.describe(c))
+                format!("Use {strategy}: ")
             };
-            let unit = if MEASURES[plan.objective.measure].starts_with("hours") { " h" } else { "" };
-            let _ = write!(
-                s,
-                " {}: {}{unit} instead of {}{unit} with the base strategy",
-                criterion_words(plan, &plan.objective),
+            let base_of = |k: &Criterion| if c == 0 { None } else { value(base, k) };
+            let mut objective = super::words::criterion_words(
+                plan,
+                &plan.objective,
                 value(e, &plan.objective),
-                value(base, &plan.objective)
+                None,
+                base_of(&plan.objective),
             );
-            for k in &plan.constraints {
-                let _ = write!(
-                    s,
-                    "; {}: {} (limit {}) instead of {}",
-                    criterion_words(plan, &k.criterion),
-                    value(e, &k.criterion),
-                    k.max,
-                    value(base, &k.criterion)
-                );
+            if c != 0 {
+                objective.push_str(" with the base strategy");
             }
+            let mut parts = vec![objective];
+            for k in &plan.constraints {
+                parts.push(super::words::criterion_words(
+                    plan,
+                    &k.criterion,
+                    value(e, &k.criterion),
+                    Some(k.max),
+                    base_of(&k.criterion),
+                ));
+            }
+            s.push_str(&parts.join("; "));
             s.push('.');
             s
         }
@@ -316,13 +338,13 @@ fn candidates_csv(plan: &TunePlan, result: &SearchResult, keep: impl Fn(Status) 
         header.push(format!("{}.runFailed.mean", w.name));
     }
     writer.write_record(&header)?;
-    for c in 0..plan.candidates.len() {
+    for c in 0..result.candidates.len() {
         if !keep(result.status[c]) {
             continue;
         }
         let e = &result.evaluations[c];
         let mut row: Vec<String> = vec![c.to_string()];
-        row.extend(plan.candidates[c].iter().map(value_text));
+        row.extend(plan.values(&result.candidates[c]).iter().map(value_text));
         row.push(result.status[c].name().into());
         row.push(e.replications().to_string());
         row.push(result.left_in_round[c].map(|r| r.to_string()).unwrap_or_default());
@@ -349,7 +371,7 @@ fn escape(s: &str) -> String {
 /// legend, never beside the dots, so labels cannot overlap.
 fn scatter_svg(plan: &TunePlan, result: &SearchResult) -> String {
     let Some(k) = plan.constraints.first() else { return String::new() };
-    let points: Vec<(usize, f64, f64)> = (0..plan.candidates.len())
+    let points: Vec<(usize, f64, f64)> = (0..result.candidates.len())
         .filter_map(|c| {
             let e = &result.evaluations[c];
             let x = e.estimate(&plan.objective)?.value;
@@ -426,8 +448,9 @@ fn scatter_svg(plan: &TunePlan, result: &SearchResult) -> String {
         ("#36c", "Pareto front"),
         ("#bbb", "other candidates"),
     ];
-    for (i, (colour, label)) in legend.iter().enumerate() {
-        let x = m + i as f64 * 140.0;
+    // Each entry after the one before it, by the width of its words (about 7 px a character).
+    let mut x = m;
+    for (colour, label) in legend {
         let _ = write!(
             s,
             r#"<circle cx="{x}" cy="{}" r="4" fill="{colour}"/><text x="{}" y="{}">{label}</text>"#,
@@ -435,6 +458,7 @@ fn scatter_svg(plan: &TunePlan, result: &SearchResult) -> String {
             x + 8.0,
             h + 34.0
         );
+        x += 24.0 + label.chars().count() as f64 * 7.0;
     }
     s.push_str("</svg>");
     s
@@ -443,16 +467,26 @@ fn scatter_svg(plan: &TunePlan, result: &SearchResult) -> String {
 fn index_html(plan: &TunePlan, result: &SearchResult, recommendation: &Value) -> String {
     let mut s = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>");
     s.push_str(&escape(&plan.name));
-    s.push_str("</title><style>body{font-family:sans-serif;max-width:960px;margin:2em auto;line-height:1.4}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}th{background:#f4f4f4}.words{font-size:1.15em}</style></head><body>\n");
+    s.push_str("</title><style>body{font-family:sans-serif;max-width:960px;margin:2em auto;line-height:1.4}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td:nth-child(2){text-align:left}th{background:#f4f4f4}.words{font-size:1.15em}</style></head><body>\n");
     let _ = writeln!(s, "<h1>{}</h1>", escape(&plan.name));
     let _ = writeln!(
         s,
         "<p class=\"words\" id=\"recommendation\">{}</p>",
         escape(recommendation["summary"].as_str().unwrap_or_default())
     );
+    let _ = writeln!(
+        s,
+        "<p id=\"baseline\">The base strategy: {}.</p>",
+        escape(&super::words::strategy_words(plan, &Candidate::BASELINE))
+    );
     if let Some(c) = result.recommended {
         let strategy = serde_json::to_string_pretty(&recommendation["recommended"]["strategy"]).unwrap_or_default();
-        let _ = writeln!(s, "<h2>The recommended strategy (candidate {c})</h2><pre>{}</pre>", escape(&strategy));
+        let _ = writeln!(
+            s,
+            "<h2>The recommended strategy</h2><p>Candidate {c}: {}.</p><pre>{}</pre>",
+            escape(&plan.describe(&result.candidates[c])),
+            escape(&strategy)
+        );
         let _ = writeln!(
             s,
             "<p>Check it: <code>fleetsim run recommended/{}.json --replication 0</code> and the same with <code>baseline/</code>.</p>",
@@ -463,7 +497,7 @@ fn index_html(plan: &TunePlan, result: &SearchResult, recommendation: &Value) ->
         s.push_str(&candidate_table(plan, result, &closest(plan, result)));
     }
     let _ = writeln!(s, "<h2>Speed against risk</h2>{}", scatter_svg(plan, result));
-    let front: Vec<usize> = (0..plan.candidates.len())
+    let front: Vec<usize> = (0..result.candidates.len())
         .filter(|c| matches!(result.status[*c], Status::Recommended | Status::Pareto) || *c == 0)
         .collect();
     let _ = writeln!(s, "<h2>The front and the base strategy</h2>");
@@ -488,7 +522,7 @@ fn index_html(plan: &TunePlan, result: &SearchResult, recommendation: &Value) ->
     let _ = writeln!(
         s,
         "</table><p>{} candidates, {} worlds ({}), {} of {} simulations spent. Every candidate: <a href=\"candidates.csv\">candidates.csv</a>; the front: <a href=\"pareto.csv\">pareto.csv</a>; figures with intervals and paired differences: <a href=\"recommendation.json\">recommendation.json</a>.</p>",
-        plan.candidates.len(),
+        result.candidates.len(),
         plan.worlds.len(),
         escape(&plan.worlds.iter().map(|w| w.name.as_str()).collect::<Vec<_>>().join(", ")),
         result.spent,
@@ -511,7 +545,7 @@ fn candidate_table(plan: &TunePlan, result: &SearchResult, which: &[usize]) -> S
         let _ = write!(
             s,
             "<tr><td>{c}</td><td>{}</td><td>{}</td><td>{}</td>",
-            escape(&plan.describe(c)),
+            escape(&plan.describe(&result.candidates[c])),
             result.status[c].name(),
             e.replications()
         );
