@@ -6,6 +6,7 @@ pub mod autoupgrade;
 pub mod azure;
 pub mod engine;
 pub mod fleet;
+pub mod forecast;
 pub mod orchestrator;
 pub mod output;
 pub mod report;

@@ -125,6 +125,38 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// When will a run in progress finish? Simulates the rest of the run from its status (the output
+    /// of `az fleet updaterun show`, ARM's GET, or a status/<run>.json fleetsim wrote) many times and
+    /// writes forecast.json and index.html with a fan chart.
+    Forecast {
+        /// Scenario file with the fleet and the run (e.g. from `fleetsim import`).
+        scenario: PathBuf,
+        /// The run's status: its UpdateRun GET resource (az-flattened or ARM-nested).
+        #[arg(long)]
+        status: PathBuf,
+        /// Replications, at least 1.
+        #[arg(long, default_value_t = fleetsim::forecast::DEFAULT_REPLICATIONS, value_parser = parse_replications)]
+        replications: u64,
+        /// Forecast from this instant, RFC 3339 (default: the latest time in the status).
+        #[arg(long)]
+        now: Option<String>,
+        /// Override the scenario's seed.
+        #[arg(long, value_parser = parse_seed, allow_hyphen_values = true)]
+        seed: Option<u64>,
+        /// Worker threads, at least 1 (default: the number of CPUs); the answer does not depend on it.
+        #[arg(long, value_parser = parse_threads)]
+        threads: Option<usize>,
+        /// Output folder (default: reports/<scenario name>-<run>-forecast/). It must not exist, be
+        /// empty, or be a folder fleetsim wrote; it is replaced whole.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Replace the --out folder even if fleetsim did not write it.
+        #[arg(long)]
+        force: bool,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Print the JSON Schema of scenario and sweep files (for editors); or of one of them.
     Schema {
         #[arg(value_enum)]
@@ -220,6 +252,9 @@ fn main() -> ExitCode {
         Command::Schema { format } => schema(format),
         Command::Import { files, out, name, start, quiet } => import(&files, out, name, start, quiet),
         Command::Export { scenario, strategy, out } => export(&scenario, strategy.as_deref(), out),
+        Command::Forecast { scenario, status, replications, now, seed, threads, out, force, quiet } => {
+            forecast(&scenario, &status, ForecastArgs { replications, now, seed, threads, out, force, quiet })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -588,6 +623,63 @@ fn export(path: &Path, name: Option<&str>, out: Option<PathBuf>) -> Result<(), F
     write_single(out.as_deref(), &fleetsim::azure::export::stages_file(strategy))
 }
 
+/// The options of `fleetsim forecast` besides its two files.
+struct ForecastArgs {
+    replications: u64,
+    now: Option<String>,
+    seed: Option<u64>,
+    threads: Option<usize>,
+    out: Option<PathBuf>,
+    force: bool,
+    quiet: bool,
+}
+
+fn forecast(path: &Path, status_path: &Path, args: ForecastArgs) -> Result<(), Failure> {
+    use fleetsim::forecast::{self, Prepared};
+    let scenario = load(path, args.seed)?;
+    let file = status_path.display().to_string();
+    let located = |problems: Vec<scenario::Problem>| {
+        Failure::Invalid(
+            scenario::problem::collapse_problems(problems).iter().map(|p| format!("{file}: {p}")).collect(),
+        )
+    };
+    let text = std::fs::read_to_string(status_path)
+        .map_err(|e| Failure::Invalid(vec![format!("{file}: cannot read: {e}")]))?;
+    let value = scenario::parse_json(&text).map_err(|p| located(vec![p]))?;
+    let status = forecast::status::read(&value).map_err(located)?;
+    let now = match &args.now {
+        None => None,
+        Some(text) => Some(
+            fleetsim::engine::Time::parse_rfc3339(text).map_err(|e| Failure::Invalid(vec![format!("--now: {e}")]))?,
+        ),
+    };
+    let prepared = forecast::prepare(&scenario, &status, now).map_err(located)?;
+    let out =
+        args.out.unwrap_or_else(|| Path::new("reports").join(format!("{}-{}-forecast", scenario.name, status.name)));
+    let replace = if args.force { report::Replace::AnyFolder } else { report::Replace::Reports };
+    report::check_folder(&out, replace)?;
+    let setup = match prepared {
+        Prepared::Finished(finished) => {
+            // Nothing to forecast: the finished facts are written, and the status is refused as input.
+            let facts = forecast::report::finished(&scenario.name, scenario.seed, &finished);
+            report::write_folder(&out, &forecast::report::render(&facts)?, replace)?;
+            if !args.quiet {
+                say!("{}\nreport: {}", forecast::report::lines(&facts).join("\n"), out.display());
+            }
+            return Err(located(vec![finished.problem]));
+        }
+        Prepared::InProgress(setup) => setup,
+    };
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let replications = forecast::replicate(&setup, args.replications, threads).map_err(located)?;
+    let result = forecast::report::forecast(&setup, &replications);
+    report::write_folder(&out, &forecast::report::render(&result)?, replace)?;
+    if !args.quiet {
+        say!("{}\nreport: {}", forecast::report::lines(&result).join("\n"), out.display());
+    }
+    Ok(())
+}
+
 /// A single output file ([`output::write_file`]), or standard output for `-` or none.
 fn write_single(target: Option<&Path>, bytes: &[u8]) -> Result<(), Failure> {
     match target {
@@ -808,6 +900,14 @@ fn parse_replication(text: &str) -> Result<u64, String> {
     text.trim()
         .parse::<u64>()
         .map_err(|_| format!("\"{text}\" is not a replication number: give a whole number of at least 0"))
+}
+
+/// `--replications N`: a whole number of at least 1.
+fn parse_replications(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("\"{text}\" is not a number of replications: give a whole number of at least 1")),
+    }
 }
 
 /// `--threads N`: a whole number of at least 1.

@@ -15,6 +15,9 @@ use crate::orchestrator::{Command, GateRef, Note, Outcome, RunId, Slot, Timer, T
 use crate::scenario::{ActionKind, RunSpec, Scenario};
 use crate::world::{ReleaseCalendar, UpgradeRecord, World};
 
+mod resume;
+pub use resume::{Resume, ResumeFacts, simulate_resumed};
+
 /// Options of one replication.
 #[derive(Clone, Copy, Debug)]
 pub struct SimOptions {
@@ -215,29 +218,7 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
                 .map(|why| (scenario.start, why)),
         })
         .collect();
-    let mut sim = Sim {
-        scenario,
-        releases: &releases,
-        world,
-        runs,
-        specs: scenario.runs.clone(),
-        queue: EventQueue::with_capacity(1024),
-        records: BTreeMap::new(),
-        bad_release_members: vec![BTreeSet::new(); scenario.runs.len()],
-        run_facts: vec![RunFacts::default(); scenario.runs.len()],
-        version_changes: Vec::new(),
-        profiles,
-        triggers,
-        timeline: Vec::new(),
-        notes: Vec::new(),
-        armed_polls: vec![None; scenario.runs.len()],
-        commands: Vec::new(),
-        transitions: Vec::new(),
-        events_processed: 0,
-        record: options.record_timeline,
-        pending_generated: None,
-        changed_elsewhere: Vec::new(),
-    };
+    let mut sim = Sim::new(scenario, &releases, world, runs, profiles, triggers, options.record_timeline);
     for (profile, list) in sim.triggers.iter().enumerate() {
         if scenario.profiles[profile].disabled {
             continue;
@@ -285,7 +266,42 @@ struct Sim<'a> {
     events_processed: u64,
 }
 
-impl Sim<'_> {
+impl<'a> Sim<'a> {
+    /// The event loop's state before any event, for the scenario's runs as given.
+    fn new(
+        scenario: &'a Scenario,
+        releases: &'a ReleaseCalendar,
+        world: World<'a>,
+        runs: Vec<UpdateRun>,
+        profiles: Vec<ProfileOutcome>,
+        triggers: Vec<Vec<Trigger>>,
+        record: bool,
+    ) -> Sim<'a> {
+        Sim {
+            scenario,
+            releases,
+            world,
+            runs,
+            specs: scenario.runs.clone(),
+            queue: EventQueue::with_capacity(1024),
+            records: BTreeMap::new(),
+            bad_release_members: vec![BTreeSet::new(); scenario.runs.len()],
+            run_facts: vec![RunFacts::default(); scenario.runs.len()],
+            version_changes: Vec::new(),
+            profiles,
+            triggers,
+            timeline: Vec::new(),
+            notes: Vec::new(),
+            armed_polls: vec![None; scenario.runs.len()],
+            commands: Vec::new(),
+            transitions: Vec::new(),
+            events_processed: 0,
+            record,
+            pending_generated: None,
+            changed_elsewhere: Vec::new(),
+        }
+    }
+
     fn run_loop(mut self) -> SimResult {
         let horizon = self.scenario.end();
         let mut end = self.scenario.start;

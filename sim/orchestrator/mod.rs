@@ -14,8 +14,9 @@ pub mod strategy;
 pub use facts::{Facts, Note, PendingKind, RunId, Verdict};
 pub use plan::{GroupAboveStage, PlanProblem, PlanSettings, RunPlan, plan_run};
 pub use run::{
-    BlockedOn, Command, Entity, FailureScope, GateRef, Outcome, RunSettings, SkipTarget, Slot, Timer, Transition,
-    UpdateRun,
+    BlockedOn, Command, Entity, FailureScope, GateRef, GateSnapshot, GroupSnapshot, MemberSnapshot, Outcome,
+    RestoreProblem, Restored, RunSettings, RunSnapshot, SkipTarget, Slot, StageSnapshot, Timer, Transition, UpdateRun,
+    WaitSnapshot,
 };
 pub use state::UpdateState;
 pub use strategy::{GateConfig, GateKind, Group, Limit, ScheduledStart, Stage, Strategy, Timing};

@@ -17,6 +17,11 @@ use super::ranking::Ranking;
 use super::state::UpdateState;
 use super::strategy::{GateConfig, GateKind, Timing};
 
+mod restore;
+pub use restore::{
+    GateSnapshot, GroupSnapshot, MemberSnapshot, RestoreProblem, Restored, RunSnapshot, StageSnapshot, WaitSnapshot,
+};
+
 /// What happens when a failure threshold is exceeded (SEMANTICS §6, setting `failureScope`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailureScope {

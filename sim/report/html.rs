@@ -703,6 +703,32 @@ pub fn sweep_page(
     page(title, &body)
 }
 
+/// A titled table: heading, column names, rows.
+pub type Table = (String, Vec<String>, Vec<Vec<String>>);
+
+/// A page of paragraphs, titled tables and charts with captions (the `fleetsim forecast` page).
+pub fn report_page(title: &str, intro: &[String], tables: &[Table], charts: &[(&str, &Chart, &str)]) -> String {
+    let mut body = String::new();
+    let _ = writeln!(body, "<h1>{}</h1>", escape(title));
+    for paragraph in intro {
+        let _ = writeln!(body, "<p class=\"meta\">{}</p>", escape(paragraph));
+    }
+    for (name, chart, caption) in charts {
+        let _ = writeln!(body, "<h2 id=\"chart-{}\">{}</h2>", slug(name), escape(name));
+        figure(&mut body, &format!("chart-{}-svg", slug(name)), name, &chart.svg, caption, Some("charts/fan"));
+    }
+    for (name, header, rows) in tables {
+        let _ = writeln!(body, "<h2 id=\"{}\">{}</h2>", slug(name), escape(name));
+        write_table(&mut body, header, rows, TableLook::Names);
+    }
+    let _ = writeln!(
+        body,
+        "<footer>Written by fleetsim {}. This page is self-contained: inline CSS and SVG, no scripts.</footer>",
+        env!("CARGO_PKG_VERSION")
+    );
+    page(title, &body)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

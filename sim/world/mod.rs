@@ -6,6 +6,7 @@ pub mod dist;
 pub mod models;
 pub mod regions;
 pub mod releases;
+mod resume;
 pub mod rollout;
 
 use std::borrow::Cow;
@@ -25,6 +26,7 @@ pub use models::{
     RegionalIncident,
 };
 pub use releases::{Availability, ImageRelease, KubernetesRelease, ReleaseCalendar};
+pub use resume::{CONDITIONED_DRAWS, Resumed};
 
 /// `ManagedClusterUpgradeSpec.type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +180,22 @@ struct InFlight<'a> {
     /// (pool index, target image or `None` for a Kubernetes-only roll, done offset).
     pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
     record: UpgradeRecord,
+}
+
+/// An attempt as drawn, before it begins: its outcome and what it changes when.
+#[derive(Clone, Debug)]
+struct Drawn<'a> {
+    attempt: Attempt,
+    control_plane: Option<(KubernetesVersion, Duration)>,
+    pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
+    record: UpgradeRecord,
+}
+
+impl Drawn<'_> {
+    /// An attempt that fails as it starts and changes nothing.
+    fn immediate(attempt: Attempt, record: UpgradeRecord) -> Self {
+        Drawn { attempt, control_plane: None, pools: Vec::new(), record }
+    }
 }
 
 /// One member's window state, valid for `[from, until)`: the scheduler asks for classes at every
@@ -346,12 +364,17 @@ impl<'a> World<'a> {
 
     /// The delay after which the approval policy approves an Approval gate (`None`: no policy).
     pub fn approval_delay(&self, run: RunId, gate: GateRef) -> Option<Duration> {
+        self.approval_draw(run, gate, 0)
+    }
+
+    /// Draw `k` of the approval policy's delay for `gate` (0 is the one a simulation uses).
+    fn approval_draw(&self, run: RunId, gate: GateRef, k: u64) -> Option<Duration> {
         let policy = self.runs[run as usize].approval_policy.as_ref()?;
         let position = (u64::from(gate.stage) << 40)
             | (u64::from(gate.group.map_or(0xFFFF, |g| g)) << 24)
             | ((gate.timing as u64) << 16)
             | u64::from(gate.index);
-        let mut rng = self.tree.stream(Purpose::Approval, [self.runs[run as usize].name_key, position, 0]);
+        let mut rng = self.tree.stream(Purpose::Approval, [self.runs[run as usize].name_key, position, k]);
         Some(policy.sample(&mut rng))
     }
 
@@ -571,14 +594,25 @@ impl<'a> World<'a> {
 
     /// A member starts upgrading in `run` at `now`: decide how long it takes and how it ends.
     pub fn start_upgrade(&mut self, run: RunId, member: MemberId, now: Time) -> Attempt {
-        let attempt = {
-            let counts = &mut self.runs[run as usize].attempts;
-            if counts.is_empty() {
-                counts.resize(self.fleet.len(), 0);
-            }
-            counts[member.index()] += 1;
-            u64::from(counts[member.index()])
-        };
+        let attempt = self.count_attempt(run, member);
+        let keys = [self.members[member.index()].name_key, self.runs[run as usize].name_key, attempt];
+        let drawn = self.draw_attempt(run, member, now, keys);
+        self.begin(run, member, now, drawn)
+    }
+
+    /// Counts one more attempt of `member` in `run` and returns its number (1 for the first).
+    fn count_attempt(&mut self, run: RunId, member: MemberId) -> u64 {
+        let counts = &mut self.runs[run as usize].attempts;
+        if counts.is_empty() {
+            counts.resize(self.fleet.len(), 0);
+        }
+        counts[member.index()] += 1;
+        u64::from(counts[member.index()])
+    }
+
+    /// How an attempt of `member` in `run` that starts at `now` goes, from the streams of `keys`;
+    /// nothing is changed until [`begin`](Self::begin).
+    fn draw_attempt(&self, run: RunId, member: MemberId, now: Time, keys: [u64; 3]) -> Drawn<'a> {
         let m = &self.fleet[member.index()];
         let context = &self.runs[run as usize];
         let current = self.members[member.index()].kubernetes_version;
@@ -589,8 +623,6 @@ impl<'a> World<'a> {
             received_bad_release: false,
             failed_by_bad_release: false,
         };
-        let member_key = self.members[member.index()].name_key;
-        let keys = [member_key, context.name_key, attempt];
 
         let immediate = |code: &str, message: String| Attempt {
             duration: Duration::ZERO,
@@ -601,38 +633,22 @@ impl<'a> World<'a> {
                 "another operation (update run \"{}\") is in progress on the managed cluster; concurrent operations are not allowed",
                 self.runs[other as usize].name
             );
-            return self.begin(run, member, now, immediate("OperationNotAllowed", message), None, Vec::new(), record);
+            return Drawn::immediate(immediate("OperationNotAllowed", message), record);
         }
         if m.stopped {
             let message = "the managed cluster is stopped; start it before upgrading".to_string();
-            return self.begin(run, member, now, immediate("OperationNotAllowed", message), None, Vec::new(), record);
+            return Drawn::immediate(immediate("OperationNotAllowed", message), record);
         }
         if context.spec.lts_only && !m.long_term_support {
             let target = context.spec.kubernetes_version.map(|v| v.to_string()).unwrap_or_default();
             let message = format!(
                 "Kubernetes {target} is only supported with long-term support (LTS) and the cluster does not have it"
             );
-            return self.begin(
-                run,
-                member,
-                now,
-                immediate("K8sVersionNotSupported", message),
-                None,
-                Vec::new(),
-                record,
-            );
+            return Drawn::immediate(immediate("K8sVersionNotSupported", message), record);
         }
         if let Some(target) = self.minor_skip_blocked(run, member) {
             let message = self.skip_message(member, current, target);
-            return self.begin(
-                run,
-                member,
-                now,
-                immediate("UpgradeVersionSkipNotAllowed", message),
-                None,
-                Vec::new(),
-                record,
-            );
+            return Drawn::immediate(immediate("UpgradeVersionSkipNotAllowed", message), record);
         }
 
         let control_plane =
@@ -670,15 +686,7 @@ impl<'a> World<'a> {
                 release.published,
                 self.settings.node_image_max_age.as_seconds() / 86_400
             );
-            return self.begin(
-                run,
-                member,
-                now,
-                immediate("NodeImageVersionExpired", message),
-                None,
-                Vec::new(),
-                record,
-            );
+            return Drawn::immediate(immediate("NodeImageVersionExpired", message), record);
         }
 
         // One stream per attempt gives the failure decision, then the durations; details of a
@@ -759,7 +767,7 @@ impl<'a> World<'a> {
             *note = self.completion_note(run, member, now);
         }
         let cp = control_plane.zip(cp_done);
-        self.begin(run, member, now, Attempt { duration, outcome }, cp, pool_done, record)
+        Drawn { attempt: Attempt { duration, outcome }, control_plane: cp, pools: pool_done, record }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -918,17 +926,8 @@ impl<'a> World<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn begin(
-        &mut self,
-        run: RunId,
-        member: MemberId,
-        now: Time,
-        attempt: Attempt,
-        control_plane: Option<(KubernetesVersion, Duration)>,
-        pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
-        mut record: UpgradeRecord,
-    ) -> Attempt {
+    fn begin(&mut self, run: RunId, member: MemberId, now: Time, drawn: Drawn<'a>) -> Attempt {
+        let Drawn { attempt, control_plane, pools, mut record } = drawn;
         // Every member a bad release breaks was exposed to it: one test covers both.
         record.received_bad_release = self.exposes_bad_release(member, control_plane.map(|c| c.0), &pools);
         if self.members[member.index()].busy_with.is_none() {

@@ -14,7 +14,7 @@ const LAYERS: [&[&str]; 10] = [
     &["autoupgrade", "azure"],
     &["simulation"],
     &["report"],
-    &["sweep"],
+    &["sweep", "forecast"],
     &["tune"],
 ];
 

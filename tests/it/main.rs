@@ -7,6 +7,7 @@ mod cli;
 mod conformance;
 mod critical;
 mod determinism;
+mod forecast;
 mod fuzz;
 mod invalid;
 mod layering;

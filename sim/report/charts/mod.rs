@@ -9,9 +9,11 @@
 //! - [`sweep`]: a line with a confidence band, a heatmap and a Pareto scatter, for sweep reports.
 //! - [`profiles`]: Kubernetes versions over time and days behind target, when there are auto-upgrade
 //!   profiles.
+//! - [`forecast`]: the fan chart of members done over time of `fleetsim forecast`.
 //! - [`tracks`]: member state histories derived from the timeline, which the run charts draw.
 
 mod draw;
+pub mod forecast;
 mod glyphs;
 pub mod profiles;
 pub mod run;
