@@ -50,3 +50,15 @@ fn needs_escape(c: char) -> bool {
     // escaping here.
     !matches!(c, '"' | '\'' | '\\') && c.escape_debug().len() > 1
 }
+
+/// The JSON type of a value in the words of a message ("must be an object, not a string").
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -193,7 +193,7 @@ impl Reader {
         match value {
             Value::Object(map) => Some(map),
             other => {
-                self.problem(pointer, format!("must be an object, not {}", kind(other)));
+                self.problem(pointer, format!("must be an object, not {}", crate::text::json_kind(other)));
                 None
             }
         }
@@ -212,7 +212,7 @@ impl Reader {
         match map.get(key) {
             Some(Value::Array(items)) => Some(items.iter().enumerate().map(|(i, v)| (join(&at, i), v)).collect()),
             Some(other) => {
-                self.problem(&at, format!("must be an array, not {}", kind(other)));
+                self.problem(&at, format!("must be an array, not {}", crate::text::json_kind(other)));
                 None
             }
             None if required => {
@@ -227,7 +227,7 @@ impl Reader {
         match map.get(key) {
             Some(Value::String(s)) => Some(s.clone()),
             Some(other) => {
-                self.problem(&join(pointer, key), format!("must be a string, not {}", kind(other)));
+                self.problem(&join(pointer, key), format!("must be a string, not {}", crate::text::json_kind(other)));
                 None
             }
             None => {
@@ -389,15 +389,4 @@ impl Reader {
 
 fn state_of(name: &str) -> Option<UpdateState> {
     UpdateState::ALL.into_iter().find(|s| s.api_name() == name)
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

@@ -385,7 +385,9 @@ fn explain_missing(doc: &Value, pointer: &str) -> String {
                     display_pointer(&walked),
                     list.len()
                 ),
-                other => format!("{} is {}, not an object or array", display_pointer(&walked), kind_of(other)),
+                other => {
+                    format!("{} is {}, not an object or array", display_pointer(&walked), crate::text::json_kind(other))
+                }
             };
         };
         walked.push('/');
@@ -397,17 +399,6 @@ fn explain_missing(doc: &Value, pointer: &str) -> String {
 
 fn display_pointer(pointer: &str) -> &str {
     if pointer.is_empty() { "the scenario root" } else { pointer }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// The text of a parameter value in CSV cells: strings bare, other values as compact JSON.
