@@ -290,7 +290,16 @@ pub const LOCK: &str = ".fleetsim-sweep.lock";
 /// dropped, and by the system when the process dies).
 #[derive(Debug)]
 pub struct FolderLock {
-    _file: std::fs::File,
+    file: std::fs::File,
+}
+
+impl Drop for FolderLock {
+    /// Unlocks explicitly rather than by closing: a child process forked by another thread between
+    /// its fork and its exec holds a copy of the descriptor, and the lock (which belongs to the open
+    /// file, not to one descriptor) would outlive this one's close until that exec.
+    fn drop(&mut self) {
+        let _ = self.file.unlock();
+    }
 }
 
 impl FolderLock {
@@ -299,7 +308,7 @@ impl FolderLock {
         let path = dir.join(LOCK);
         let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
         match file.try_lock() {
-            Ok(()) => Ok(FolderLock { _file: file }),
+            Ok(()) => Ok(FolderLock { file }),
             Err(std::fs::TryLockError::WouldBlock) => Err(SweepError::Conflict(format!(
                 "{} is being written by another fleetsim process; wait for it to finish, or give this one another --out (shards take one folder each)",
                 dir.display()
