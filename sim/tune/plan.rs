@@ -548,32 +548,23 @@ fn space(ck: &mut Checker, dto: &TuneDto, base: Option<&Value>) -> (Vec<Paramete
         let (parameter, label) = match (&p.pointer, &p.label) {
             (Some(pointer), None) => (pointer_field(ck, p, pointer, &path, base, &out), None),
             (None, Some(key)) => label_field(ck, p, key, &path, &label_fields),
-            (Some(_), Some(_)) => {
+            (pointer, _) => {
                 ck.err(
                     &path,
-                    "give either `pointer` (a field of the scenario) or `label` (a label the tuner assigns), not both",
+                    if pointer.is_some() {
+                        "give either `pointer` (a field of the scenario) or `label` (a label the tuner assigns), not both"
+                    } else {
+                        "give `pointer` with `values` or `range`, or `label` with `assign`"
+                    },
                 );
-                (
-                    Parameter {
-                        name: String::new(),
-                        pointer: String::new(),
-                        levels: Levels::Values(Vec::new()),
-                        ranged: false,
-                    },
-                    None,
-                )
-            }
-            (None, None) => {
-                ck.err(&path, "give `pointer` with `values` or `range`, or `label` with `assign`");
-                (
-                    Parameter {
-                        name: String::new(),
-                        pointer: String::new(),
-                        levels: Levels::Values(Vec::new()),
-                        ranged: false,
-                    },
-                    None,
-                )
+                // Nothing usable: an unnamed parameter without levels, which the checks below skip.
+                let nothing = Parameter {
+                    name: String::new(),
+                    pointer: String::new(),
+                    levels: Levels::Values(Vec::new()),
+                    ranged: false,
+                };
+                (nothing, None)
             }
         };
         let name = &parameter.name;
