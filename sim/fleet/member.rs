@@ -195,3 +195,100 @@ impl super::selector::Labels for Member {
         self.fleet_label(key).or_else(|| self.labels.get(key).map(String::as_str))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::selector::Labels;
+    use super::*;
+
+    fn member(cluster: Option<ClusterRef>) -> Member {
+        Member {
+            name: "m1".into(),
+            region: "eastus".into(),
+            group: None,
+            labels: BTreeMap::from([("ring".to_string(), "canary".to_string())]),
+            cluster,
+            kubernetes_version: KubernetesVersion::parse("1.30.1").unwrap(),
+            node_pools: Vec::new(),
+            auto_upgrade_window: None,
+            node_os_window: None,
+            long_term_support: false,
+            stopped: false,
+        }
+    }
+
+    const ID: &str =
+        "/subscriptions/sub-1/resourceGroups/rg-a/providers/Microsoft.ContainerService/managedClusters/aks-1";
+
+    #[test]
+    fn surge_counts_nodes_and_rounds_percentages_up_to_at_least_one() {
+        assert_eq!(Surge::Nodes(3).nodes_for(10), 3);
+        assert_eq!(Surge::Nodes(0).nodes_for(10), 1);
+        assert_eq!(Surge::Percent(33).nodes_for(10), 4);
+        assert_eq!(Surge::Percent(50).nodes_for(10), 5);
+        assert_eq!(Surge::Percent(1).nodes_for(10), 1);
+        assert_eq!(Surge::Percent(100).nodes_for(0), 1);
+    }
+
+    #[test]
+    fn a_cluster_id_is_parsed_case_insensitively_and_every_malformed_one_refused() {
+        let parsed = ClusterRef::parse(ID).unwrap();
+        assert_eq!(
+            parsed,
+            ClusterRef { subscription_id: "sub-1".into(), resource_group: "rg-a".into(), name: "aks-1".into() }
+        );
+        let lower = ID.to_lowercase();
+        assert_eq!(ClusterRef::parse(&lower).unwrap().name, "aks-1");
+        for bad in [
+            "/subscriptions/sub-1/resourceGroups/rg-a/providers/Microsoft.ContainerService/managedClusters",
+            "/subscriptions/sub-1/resourceGroups/rg-a/providers/Microsoft.ContainerService/managedClusters/aks-1/x",
+            "/subscription/sub-1/resourceGroups/rg-a/providers/Microsoft.ContainerService/managedClusters/aks-1",
+            "/subscriptions/sub-1/resourceGroup/rg-a/providers/Microsoft.ContainerService/managedClusters/aks-1",
+            "/subscriptions/sub-1/resourceGroups/rg-a/provider/Microsoft.ContainerService/managedClusters/aks-1",
+            "/subscriptions/sub-1/resourceGroups/rg-a/providers/Microsoft.Compute/managedClusters/aks-1",
+            "/subscriptions/sub-1/resourceGroups/rg-a/providers/Microsoft.ContainerService/fleets/aks-1",
+            "/subscriptions//resourceGroups/rg-a/providers/Microsoft.ContainerService/managedClusters/aks-1",
+            "/subscriptions/sub-1/resourceGroups//providers/Microsoft.ContainerService/managedClusters/aks-1",
+            "/subscriptions/sub-1/resourceGroups/rg-a/providers/Microsoft.ContainerService/managedClusters/",
+        ] {
+            let err = ClusterRef::parse(bad).unwrap_err();
+            assert!(err.contains("is not a managed cluster id"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn regions_compare_without_spaces_and_case() {
+        assert_eq!(normalize_region("East US 2"), "eastus2");
+        assert_eq!(normalize_region("westeurope"), "westeurope");
+    }
+
+    #[test]
+    fn fleet_labels_come_from_the_cluster_id_or_the_defaults() {
+        let plain = member(None);
+        assert_eq!(plain.fleet_label(FLEET_LOCATION), Some("eastus"));
+        assert_eq!(plain.fleet_label(FLEET_MEMBER_NAME), Some("m1"));
+        assert_eq!(plain.fleet_label(FLEET_CLUSTER_NAME), Some("m1"));
+        assert_eq!(plain.fleet_label(FLEET_RESOURCE_GROUP), Some(DEFAULT_RESOURCE_GROUP));
+        assert_eq!(plain.fleet_label(FLEET_SUBSCRIPTION_ID), Some(DEFAULT_SUBSCRIPTION_ID));
+        assert_eq!(plain.fleet_label("ring"), None);
+
+        let backed = member(Some(ClusterRef::parse(ID).unwrap()));
+        assert_eq!(backed.fleet_label(FLEET_CLUSTER_NAME), Some("aks-1"));
+        assert_eq!(backed.fleet_label(FLEET_RESOURCE_GROUP), Some("rg-a"));
+        assert_eq!(backed.fleet_label(FLEET_SUBSCRIPTION_ID), Some("sub-1"));
+        assert_eq!(backed.fleet_label(FLEET_MEMBER_NAME), Some("m1"));
+    }
+
+    #[test]
+    fn a_member_shows_its_own_labels_and_fleets_and_nothing_else() {
+        let m = member(Some(ClusterRef::parse(ID).unwrap()));
+        assert_eq!(m.label("ring"), Some("canary"));
+        assert_eq!(m.label(FLEET_SUBSCRIPTION_ID), Some("sub-1"));
+        assert_eq!(m.label("tier"), None);
+        let all = m.all_labels();
+        assert_eq!(all.len(), 6);
+        assert_eq!(all["ring"], "canary");
+        assert_eq!(all[FLEET_CLUSTER_NAME], "aks-1");
+        assert_eq!(all[FLEET_LOCATION], "eastus");
+    }
+}

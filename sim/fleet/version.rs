@@ -196,6 +196,16 @@ mod tests {
     }
 
     #[test]
+    fn node_images_are_equal_by_text_not_by_identity() {
+        let i = |s| NodeImageVersion::parse(s).unwrap();
+        let a = i("AKSUbuntu-2204gen2containerd-202602.13.5");
+        assert_eq!(a, a.clone());
+        assert_eq!(a, i("AKSUbuntu-2204gen2containerd-202602.13.5"));
+        assert_ne!(a, i("AKSUbuntu-2204gen2containerd-202602.13.6"));
+        assert_ne!(a, i("AKSUbuntu-2404gen2containerd-202602.13.5"));
+    }
+
+    #[test]
     fn node_images_compare_within_a_family() {
         let i = |s| NodeImageVersion::parse(s).unwrap();
         let a = i("AKSUbuntu-2204gen2containerd-202602.13.5");

@@ -980,6 +980,28 @@ mod tests {
         assert!(!late.is_open(Time(i64::MIN)));
     }
 
+    #[test]
+    fn the_interval_listing_is_empty_for_an_empty_span_window_or_an_out_of_range_bound() {
+        let w = win(daily(1), 4, "02:00", "+00:00", "2026-01-01", &[]);
+        let (from, to) = (at("2026-02-01T00:00:00Z"), at("2026-02-03T00:00:00Z"));
+        assert_eq!(starts(&w, "2026-02-01T00:00:00Z", "2026-02-03T00:00:00Z").len(), 2);
+        assert_eq!(w.occurrences_between(to, from), Vec::new());
+        assert_eq!(w.occurrences_between(from, from), Vec::new());
+        assert_eq!(w.occurrences_between(from, Time(i64::MAX)), Vec::new());
+        assert_eq!(w.occurrences_between(Time(i64::MIN), to), Vec::new());
+        let mut empty = w.clone();
+        empty.duration = Duration::ZERO;
+        assert_eq!(empty.occurrences_between(from, to), Vec::new());
+        // Clipped to the span asked for, at both ends.
+        assert_eq!(
+            w.occurrences_between(at("2026-02-01T03:00:00Z"), at("2026-02-02T04:00:00Z")),
+            vec![
+                (at("2026-02-01T03:00:00Z"), at("2026-02-01T06:00:00Z")),
+                (at("2026-02-02T02:00:00Z"), at("2026-02-02T04:00:00Z")),
+            ]
+        );
+    }
+
     // ---- property test against a literal reading of SEMANTICS §11 --------------------------
 
     /// Whether local date `day` starts an occurrence, straight from the rule's wording.

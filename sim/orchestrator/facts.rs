@@ -122,3 +122,24 @@ pub fn examine(facts: &mut dyn Facts, run: RunId, member: MemberId, now: Time) -
     }
     Verdict::Start
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_is_empty_only_without_code_and_message() {
+        assert!(Note::default().is_empty());
+        assert!(!Note::message("waiting").is_empty());
+        assert!(!Note::error("E1", "boom").is_empty());
+        assert!(!Note { code: Some("E1".into()), message: None }.is_empty());
+    }
+
+    #[test]
+    fn a_note_reads_code_colon_message_or_whichever_it_has() {
+        assert_eq!(Note::error("E1", "boom").text(), "E1: boom");
+        assert_eq!(Note { code: Some("E1".into()), message: None }.text(), "E1");
+        assert_eq!(Note::message("waiting").text(), "waiting");
+        assert_eq!(Note::default().text(), "");
+    }
+}

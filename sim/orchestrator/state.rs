@@ -58,3 +58,27 @@ impl fmt::Display for UpdateState {
         f.write_str(self.api_name())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_completed_failed_and_skipped_are_terminal_and_finished() {
+        use UpdateState::*;
+        for state in UpdateState::ALL {
+            let expected = matches!(state, Completed | Failed | Skipped);
+            assert_eq!(state.is_member_terminal(), expected, "{state}");
+            assert_eq!(state.is_finished(), expected, "{state}");
+        }
+    }
+
+    #[test]
+    fn states_print_their_api_names() {
+        let names: Vec<String> = UpdateState::ALL.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            names,
+            ["NotStarted", "Running", "Stopping", "Stopped", "Skipped", "Failed", "Pending", "Completed"]
+        );
+    }
+}
