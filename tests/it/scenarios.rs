@@ -52,6 +52,28 @@ fn concurrency_example_2_stage_limit_throttles_groups() {
 }
 
 #[test]
+fn a_stage_may_resolve_exactly_to_the_stage_limit_but_not_above_it() {
+    // settings.limits.stageMaxConcurrency bounds what a stage's maxConcurrency may resolve to.
+    let fleet = members("a", "ga", 6);
+    let limited = |mc: &str| {
+        let strategy =
+            json!({"stages": [{"name": "s1", "maxConcurrency": mc, "groups": [{"name": "ga", "maxConcurrency": "3"}]}]});
+        scenario_json(fleet.clone(), strategy, json!({}), json!({"settings": {"limits": {"stageMaxConcurrency": 3}}}))
+    };
+    let (_, r) = run(&limited("3"));
+    assert_eq!(limits(&r.runs[0], 0), (3, 0, vec![(3, 0)]));
+    assert_eq!(r.runs[0].stages[0].peak_running, 3);
+    // 50 % of 6 is 3 as well.
+    let (_, r) = run(&limited("50%"));
+    assert_eq!(limits(&r.runs[0], 0).0, 3);
+    let p = problems(&limited("4"));
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!(p[0].path, "/updateStrategies/s/stages/0/maxConcurrency");
+    assert!(p[0].message.contains("resolves to 4 for its 6 members, above the stage limit of 3"), "{}", p[0].message);
+    assert_eq!(problems(&limited("67%")).len(), 1);
+}
+
+#[test]
 fn concurrency_example_3_percentages() {
     // 20-member stage, groups of 8 and 12: stage 25% → 5, A 50% → 4, B 25% → 3.
     let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": "25%", "groups": [
