@@ -62,8 +62,8 @@ impl Bits {
         }
     }
 
-    /// The smallest index ≥ `from`.
-    fn first_from(&mut self, from: u32) -> Option<u32> {
+    /// The smallest index in the set.
+    fn first(&mut self) -> Option<u32> {
         if self.count == 0 {
             return None;
         }
@@ -71,16 +71,7 @@ impl Bits {
         while self.words[self.low] == 0 {
             self.low += 1;
         }
-        let w = ((from / 64) as usize).max(self.low);
-        let mask = if w == (from / 64) as usize { u64::MAX << (from % 64) } else { u64::MAX };
-        let (mut w, mut word) = (w, *self.words.get(w)? & mask);
-        loop {
-            if word != 0 {
-                return Some(w as u32 * 64 + word.trailing_zeros());
-            }
-            w += 1;
-            word = *self.words.get(w)?;
-        }
+        Some(self.low as u32 * 64 + self.words[self.low].trailing_zeros())
     }
 }
 
@@ -225,7 +216,7 @@ impl Ranking {
         facts: &mut dyn Facts,
     ) -> Option<u32> {
         self.refresh(run, members, now, poll, facts);
-        let first = |bits: &mut [Bits; 4]| (0..4).find_map(|c| bits[c].first_from(0).map(|i| (c, i)));
+        let first = |bits: &mut [Bits; 4]| (0..4).find_map(|c| bits[c].first().map(|i| (c, i)));
         let not_started = first(&mut self.not_started);
         // Due members leave the set when examined, so every one left is eligible.
         let due = if poll { first(&mut self.due) } else { None };
@@ -248,6 +239,29 @@ mod tests {
 
     use super::*;
     use crate::fleet::MemberId;
+
+    #[test]
+    fn bits_find_the_smallest_member_across_words() {
+        let mut bits = Bits::with_len(200);
+        assert_eq!(bits.first(), None);
+        for i in [130, 70, 199] {
+            bits.insert(i);
+        }
+        assert_eq!((bits.first(), bits.count), (Some(70), 3));
+        bits.insert(70);
+        assert_eq!(bits.count, 3);
+        bits.remove(70);
+        assert_eq!(bits.first(), Some(130));
+        bits.insert(3);
+        assert_eq!(bits.first(), Some(3));
+        for i in [3, 130, 199] {
+            bits.remove(i);
+        }
+        bits.remove(199);
+        assert_eq!((bits.first(), bits.count), (None, 0));
+        bits.insert(64);
+        assert_eq!(bits.first(), Some(64));
+    }
 
     const CLASSES: [WindowClass; 4] =
         [WindowClass::OpenNow, WindowClass::OpensSoon, WindowClass::NoWindow, WindowClass::Closed];

@@ -315,7 +315,6 @@ pub struct UpdateRun {
     pending_by_member: BTreeMap<MemberId, Slot>,
     /// When the run last entered a state in which nothing waits (Completed, Skipped, Failed, Stopped).
     ended_at: Option<Time>,
-    generation: u64,
     record: bool,
     journal: Vec<(Entity, UpdateState)>,
     epoch: u64,
@@ -368,7 +367,6 @@ impl UpdateRun {
             min_recheck: None,
             pending_by_member: BTreeMap::new(),
             ended_at: None,
-            generation: 0,
             record,
             journal: Vec::new(),
             epoch: 1,
@@ -507,7 +505,6 @@ impl UpdateRun {
             }
         }
         self.note = Note::default();
-        self.generation += 1;
         self.settle(now);
         Ok(())
     }
@@ -554,7 +551,6 @@ impl UpdateRun {
         }
         self.user_stop = true;
         self.note = Note::message("stopped by user");
-        self.generation += 1;
         self.settle(now);
         Ok(())
     }
@@ -566,7 +562,6 @@ impl UpdateRun {
             return false;
         }
         self.complete_gate(gate, now, note);
-        self.generation += 1;
         self.settle(now);
         true
     }
@@ -579,7 +574,6 @@ impl UpdateRun {
             SkipTarget::Stage(stage) => self.skip_stage(stage as usize, now),
             SkipTarget::AfterStageWait(stage) => self.skip_wait(stage as usize, now),
         };
-        self.generation += 1;
         self.settle(now);
         result
     }
@@ -718,7 +712,6 @@ impl UpdateRun {
         if failed {
             self.count_failure(s, g);
         }
-        self.generation += 1;
         self.settle(now);
     }
 
@@ -770,7 +763,6 @@ impl UpdateRun {
                 }
             }
         }
-        self.generation += 1;
         self.settle(now);
     }
 

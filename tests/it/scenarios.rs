@@ -56,8 +56,7 @@ fn a_stage_may_resolve_exactly_to_the_stage_limit_but_not_above_it() {
     // settings.limits.stageMaxConcurrency bounds what a stage's maxConcurrency may resolve to.
     let fleet = members("a", "ga", 6);
     let limited = |mc: &str| {
-        let strategy =
-            json!({"stages": [{"name": "s1", "maxConcurrency": mc, "groups": [{"name": "ga", "maxConcurrency": "3"}]}]});
+        let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": mc, "groups": [{"name": "ga", "maxConcurrency": "3"}]}]});
         scenario_json(fleet.clone(), strategy, json!({}), json!({"settings": {"limits": {"stageMaxConcurrency": 3}}}))
     };
     let (_, r) = run(&limited("3"));

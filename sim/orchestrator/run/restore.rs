@@ -160,7 +160,6 @@ impl UpdateRun {
         run.state = snapshot.state;
         run.settle(now);
         run.record = record;
-        run.generation += 1;
         Ok(Restored { run, commands, running })
     }
 
