@@ -1101,3 +1101,129 @@ fn the_stage_cap_holds_in_the_timeline() {
     );
     assert_eq!(r.runs[0].stages[0].peak_running, 2);
 }
+
+// ----- Status details the reports read: spells, notes, open time at the horizon, gate ids ------
+
+/// SEMANTICS §11 "Status times": a `Pending` member's `startTime` is when its current spell began,
+/// and a re-examination that finds it waiting for the same reason does not begin a new spell. a1's
+/// window (01:00–05:00) opens while the only slot is busy until 06:00; examined again at 06:00 it is
+/// still waiting on its window, since 00:00.
+#[test]
+fn a_member_examined_again_for_the_same_reason_keeps_its_pending_spell() {
+    let fleet = vec![
+        json!({"name": "a1", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4", "aksManagedAutoUpgradeSchedule": daily_window("01:00", 4)}),
+        json!({"name": "z1", "region": "westeurope", "group": "ga", "kubernetesVersion": "1.32.4"}),
+    ];
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let extra = json!({"settings": {"horizon": "20h"}, "models": {"overrides": [{"member": "z1", "duration": "6h"}]}});
+    let (s, r) = run(&scenario_json(fleet, strategy, json!({}), extra));
+    assert_eq!(
+        member_trace(&s, &r, "r"),
+        "+00:00 member a1 NotStarted->Pending
++00:00 member z1 NotStarted->Running
++06:00 member z1 Running->Completed
+"
+    );
+    let a1 = &r.runs[0].stages[0].groups[0].members[0];
+    assert_eq!(a1.pending_since(), Some(s.start));
+    assert_eq!(r.runs[0].stats.pending_window_seconds, 20 * 3600);
+}
+
+/// A run's note: none while it goes well, the failing stage and counts when it fails (SEMANTICS §6).
+#[test]
+fn a_failed_run_says_which_stage_failed_and_a_completed_one_says_nothing() {
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}, {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 2), members("b", "gb", 3)]);
+    let (_, ok) = run(&scenario_json(fleet.clone(), strategy.clone(), json!({}), json!({})));
+    assert_eq!(ok.runs[0].state, Completed);
+    assert!(ok.runs[0].note.is_empty(), "{:?}", ok.runs[0].note);
+    let (_, bad) = run(&scenario_json(fleet, strategy, json!({}), failures(&["b01"])));
+    let run = &bad.runs[0];
+    assert_eq!(run.state, Failed);
+    assert_eq!(run.note.text(), "stage \"s2\" failed: failureCount 1 (run total 1)");
+    assert_eq!(bad.runs[0].stages[0].state, Completed);
+}
+
+/// Timeline rows carry the note of a `Skipped` or `Failed` stage or group, and none for other
+/// states (SEMANTICS §11 "Timeline rows").
+#[test]
+fn timeline_rows_of_skipped_and_failed_groups_carry_their_notes() {
+    let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": "2", "groups": [{"name": "ga"}, {"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 2), members("b", "gb", 2)]);
+    let skip = json!({"actions": [{"at": "+30m", "action": "skip", "targets": [{"type": "Group", "name": "gb"}]}]});
+    let (s, r) = run(&scenario_json(fleet.clone(), strategy.clone(), skip, json!({})));
+    let r0 = &r.runs[0];
+    let group_rows: Vec<(String, String, String)> = r
+        .timeline
+        .iter()
+        .filter_map(|row| match row.transition.entity {
+            fleetsim::orchestrator::Entity::Group(_, g) => Some((
+                format!("+{}m", (row.time - s.start).as_seconds() / 60),
+                format!("{} {}", r0.stages[0].groups[g as usize].name, row.transition.to),
+                row.transition.note.text(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let rows: Vec<(&str, &str, &str)> = group_rows.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())).collect();
+    assert_eq!(
+        rows,
+        [("+0m", "ga Running", ""), ("+0m", "gb Running", ""), ("+30m", "gb Skipped", "skipped by user"), ("+120m", "ga Completed", "")]
+    );
+    let (_, failed) = run(&scenario_json(fleet, strategy, json!({}), failures(&["a01"])));
+    let note = failed
+        .timeline
+        .iter()
+        .find(|row| row.transition.entity == fleetsim::orchestrator::Entity::Group(0, 0) && row.transition.to == Failed)
+        .map(|row| row.transition.note.text());
+    assert!(note.as_deref().is_some_and(|n| !n.is_empty()), "{note:?}");
+}
+
+/// At the horizon an after-stage wait still running and a gate still `Pending` count the time they
+/// have spent (SEMANTICS §5.9: waiting counts until the horizon).
+#[test]
+fn waits_and_gates_open_at_the_horizon_count_their_time() {
+    let strategy = json!({"stages": [
+        {"name": "s1", "groups": [{"name": "ga"}], "afterStageWaitInSeconds": 36000},
+        {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1)]);
+    let (_, r) = run(&scenario_json(fleet.clone(), strategy, json!({}), json!({"settings": {"horizon": "4h"}})));
+    // a01 01:00, then the wait runs 01:00 → 04:00.
+    assert_eq!(r.runs[0].stats.wait_seconds, 3 * 3600);
+    let gated = json!({"stages": [
+        {"name": "s1", "groups": [{"name": "ga"}], "afterStageWaitInSeconds": 3600},
+        {"name": "s2", "groups": [{"name": "gb"}], "beforeGates": [{"type": "Approval"}]}]});
+    let (_, r) = run(&scenario_json(fleet, gated, json!({}), json!({"settings": {"horizon": "5h"}})));
+    // The wait 01:00 → 02:00 ran whole; the gate waits from 02:00 to the horizon.
+    assert_eq!(r.runs[0].stats.wait_seconds, 3600);
+    assert_eq!(r.runs[0].stats.gate_pending_seconds, 3 * 3600);
+}
+
+/// Every gate of a run has its own GUID-shaped `gateId`, the same in every replication.
+#[test]
+fn every_gate_has_its_own_stable_gate_id() {
+    let approval = || json!([{"type": "Approval"}, {"type": "Approval"}]);
+    let strategy = json!({"stages": [
+        {"name": "s1", "beforeGates": approval(), "afterGates": approval(), "groups": [
+            {"name": "ga", "beforeGates": approval(), "afterGates": approval()},
+            {"name": "gb", "beforeGates": approval(), "afterGates": approval()}]},
+        {"name": "s2", "beforeGates": approval(), "groups": [{"name": "gc", "beforeGates": approval()}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1), members("c", "gc", 1)]);
+    let doc = scenario_json(fleet, strategy, json!({}), json!({}));
+    let s = scenario(&doc);
+    let ids = |replication: u64| -> Vec<String> {
+        let r = fleetsim::simulation::simulate(&s, fleetsim::simulation::SimOptions { record_timeline: false, replication });
+        let run = &r.runs[0];
+        run.gate_refs().into_iter().map(|g| run.gate(g).gate_id.clone().expect("every gate has an id")).collect()
+    };
+    let first = ids(0);
+    assert_eq!(first.len(), 16);
+    let distinct: std::collections::BTreeSet<&String> = first.iter().collect();
+    assert_eq!(distinct.len(), 16, "{first:?}");
+    for id in &first {
+        let parts: Vec<usize> = id.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12], "{id}");
+        assert!(id.chars().all(|c| c == '-' || c.is_ascii_hexdigit()), "{id}");
+    }
+    assert_eq!(ids(3), first);
+}
