@@ -447,3 +447,145 @@ fn bad_status_input_is_one_line_per_problem_with_file_and_pointer_and_exit_two()
         "{stderr}"
     );
 }
+
+/// A status with groups `ga` (a01 Failed, over its allowance of 0: tripped) and `gb` (b01 upgrading
+/// since 01:00, b02 not started), taken up at 01:30 under `failureScope` `scope`.
+fn tripped_sibling(scope: &str, run_state: &str) -> (fleetsim::scenario::Scenario, Value) {
+    let strategy =
+        json!({"stages": [{"name": "st", "maxConcurrency": "2", "groups": [{"name": "ga"}, {"name": "gb"}]}]});
+    let mut fleet = members("a", "ga", 1);
+    fleet.extend(members("b", "gb", 2));
+    let extra = json!({"settings": {"failureScope": scope}});
+    let s = scenario(&scenario_json(fleet, strategy, json!({}), extra));
+    let st = json!({
+        "name": "r",
+        "status": {"status": status(run_state, Some(START), None), "failureCount": 1, "stages": [
+            {"name": "st", "status": status(run_state, Some(START), None), "failureCount": 1, "groups": [
+                {"name": "ga", "status": status("Failed", Some(START), Some("2026-03-02T01:00:00Z")), "failureCount": 1,
+                 "members": [{"name": "a01", "status": status("Failed", Some(START), Some("2026-03-02T01:00:00Z"))}]},
+                {"name": "gb", "status": status("Running", Some(START), None), "failureCount": 0, "members": [
+                    {"name": "b01", "status": status("Running", Some("2026-03-02T01:00:00Z"), None)},
+                    {"name": "b02", "status": {"state": "NotStarted"}}]}]}]}
+    });
+    (s, st)
+}
+
+/// SEMANTICS §6 taken up from a status: under `run` scope a tripped group halts the run (the member
+/// upgrading finishes, nothing else starts); under `segment` its sibling goes on.
+#[test]
+fn a_tripped_group_in_the_status_halts_the_run_only_under_run_scope() {
+    let (s, st) = tripped_sibling("run", "Stopping");
+    let up = setup(&s, &st, Some("2026-03-02T01:30:00Z"));
+    let f = forecast::report::forecast(&up, &forecast::replicate(&up, 3, 1).unwrap());
+    let finish = f.finish.as_ref().unwrap();
+    assert_eq!((finish.completed, finish.failed), (0, 3), "{f:?}");
+    // a01 is done (Failed); b01 finishes at 02:00; b02 never starts.
+    assert_eq!(f.members_done.last().map(|p| p.p50), Some(2.0));
+
+    let (s, st) = tripped_sibling("segment", "Running");
+    let up = setup(&s, &st, Some("2026-03-02T01:30:00Z"));
+    let f = forecast::report::forecast(&up, &forecast::replicate(&up, 3, 1).unwrap());
+    let finish = f.finish.as_ref().unwrap();
+    assert_eq!((finish.completed, finish.failed), (0, 3), "{f:?}");
+    // b01 at 02:00, then b02 02:00–03:00: the stage still ends Failed.
+    assert_eq!(f.members_done.last().map(|p| p.p50), Some(3.0));
+}
+
+/// A group's own before-gate still `Pending` in the status keeps its members waiting.
+#[test]
+fn a_group_gate_pending_in_the_status_keeps_its_members_waiting() {
+    let strategy = json!({"stages": [{"name": "st", "groups": [{"name": "g", "beforeGates": [{"displayName": "go", "type": "Approval"}]}]}]});
+    let s = scenario(&scenario_json(
+        members("m", "g", 2),
+        strategy,
+        json!({"actions": [{"at": "+4h", "action": "approve", "gate": {"displayName": "go"}}]}),
+        json!({}),
+    ));
+    let mut st =
+        one_group_status("Running", &[("m01", "NotStarted", None, None), ("m02", "NotStarted", None, None)], json!({}));
+    st["status"]["stages"][0]["groups"][0]["status"] = status("Pending", Some(START), None);
+    st["status"]["stages"][0]["groups"][0]["beforeGates"] =
+        json!([{"displayName": "go", "status": status("Pending", Some(START), None)}]);
+    let setup = setup(&s, &st, Some("2026-03-02T01:00:00Z"));
+    let f = forecast::report::forecast(&setup, &forecast::replicate(&setup, 2, 1).unwrap());
+    // Approved at 04:00: m01 04:00–05:00, m02 05:00–06:00.
+    assert_eq!(f.finish.unwrap().p50.as_deref(), Some("2026-03-02T06:00:00Z"));
+}
+
+/// Contradictions between the status and the strategy are reported, one problem each.
+#[test]
+fn a_status_that_contradicts_the_strategy_is_refused_naming_each_contradiction() {
+    let strategy = json!({"stages": [{"name": "st", "beforeGates": [{"type": "Approval"}], "groups": [
+        {"name": "g", "beforeGates": [{"type": "Approval"}]}]}]});
+    let s = scenario(&scenario_json(members("m", "g", 2), strategy, json!({}), json!({})));
+    let problems = |st: &Value| -> Vec<String> {
+        let run = forecast::status::read(st).unwrap_or_else(|p| panic!("{p:?}"));
+        match forecast::prepare(&s, &run, None) {
+            Err(problems) => problems.iter().map(|p| format!("{}: {}", p.path, p.message)).collect(),
+            Ok(_) => Vec::new(),
+        }
+    };
+    let gate = |state: &str| json!([{"status": status(state, Some(START), None)}]);
+    let mut st = one_group_status(
+        "Running",
+        &[("m01", "Running", Some(START), None), ("m02", "NotStarted", None, None)],
+        json!({}),
+    );
+    st["status"]["stages"][0]["beforeGates"] = gate("Completed");
+    st["status"]["stages"][0]["groups"][0]["beforeGates"] = gate("Completed");
+    assert_eq!(problems(&st), Vec::<String>::new());
+    // The restore API itself refuses a snapshot whose gates differ from the plan's, at the stage or
+    // at the group (the status reader already checks the counts it reads).
+    let up = setup(&s, &st, Some("2026-03-02T00:30:00Z"));
+    let restore = |snapshot: &fleetsim::orchestrator::RunSnapshot| -> Vec<String> {
+        let spec = &up.scenario.runs[0];
+        let mut world = fleetsim::world::World::new(
+            &up.scenario.fleet,
+            &up.scenario.releases,
+            &up.scenario.models,
+            up.scenario.settings.world,
+            fleetsim::engine::SeedTree::new(up.scenario.seed, 0),
+        );
+        let id = world.add_run(&spec.name, spec.upgrade.clone(), None);
+        let restored = fleetsim::orchestrator::UpdateRun::restore(
+            id,
+            &spec.name,
+            up.plan.clone(),
+            up.scenario.settings.run,
+            &mut world,
+            false,
+            snapshot,
+            up.now,
+        );
+        match restored {
+            Err(problems) => problems.into_iter().map(|p| p.message).collect(),
+            Ok(_) => Vec::new(),
+        }
+    };
+    assert_eq!(restore(&up.snapshot), Vec::<String>::new());
+    let mut no_stage_gate = up.snapshot.clone();
+    no_stage_gate.stages[0].before_gates.clear();
+    assert_eq!(restore(&no_stage_gate), ["the stage's gates differ from the strategy's"]);
+    let mut extra_stage_gate = up.snapshot.clone();
+    let gate = extra_stage_gate.stages[0].before_gates[0].clone();
+    extra_stage_gate.stages[0].after_gates.push(gate);
+    assert_eq!(restore(&extra_stage_gate), ["the stage's gates differ from the strategy's"]);
+    let mut no_group_gate = up.snapshot.clone();
+    no_group_gate.stages[0].groups[0].before_gates.clear();
+    assert_eq!(restore(&no_group_gate), ["the group's gates differ from the strategy's"]);
+    let mut extra_group_gate = up.snapshot.clone();
+    let gate = extra_group_gate.stages[0].groups[0].before_gates[0].clone();
+    extra_group_gate.stages[0].groups[0].after_gates.push(gate);
+    assert_eq!(restore(&extra_group_gate), ["the group's gates differ from the strategy's"]);
+    // Members active in a group that has not started.
+    let mut early = up.snapshot.clone();
+    early.stages[0].groups[0].state = fleetsim::orchestrator::UpdateState::NotStarted;
+    early.stages[0].groups[0].members[1].state = fleetsim::orchestrator::UpdateState::Completed;
+    assert_eq!(
+        restore(&early),
+        [
+            "the member is Running in a group that is NotStarted",
+            "the member is Completed in a group that is NotStarted"
+        ]
+    );
+}

@@ -1132,7 +1132,8 @@ fn a_member_examined_again_for_the_same_reason_keeps_its_pending_spell() {
 /// A run's note: none while it goes well, the failing stage and counts when it fails (SEMANTICS §6).
 #[test]
 fn a_failed_run_says_which_stage_failed_and_a_completed_one_says_nothing() {
-    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}, {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let strategy =
+        json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}, {"name": "s2", "groups": [{"name": "gb"}]}]});
     let fleet = concat(vec![members("a", "ga", 2), members("b", "gb", 3)]);
     let (_, ok) = run(&scenario_json(fleet.clone(), strategy.clone(), json!({}), json!({})));
     assert_eq!(ok.runs[0].state, Completed);
@@ -1148,7 +1149,8 @@ fn a_failed_run_says_which_stage_failed_and_a_completed_one_says_nothing() {
 /// states (SEMANTICS §11 "Timeline rows").
 #[test]
 fn timeline_rows_of_skipped_and_failed_groups_carry_their_notes() {
-    let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": "2", "groups": [{"name": "ga"}, {"name": "gb"}]}]});
+    let strategy =
+        json!({"stages": [{"name": "s1", "maxConcurrency": "2", "groups": [{"name": "ga"}, {"name": "gb"}]}]});
     let fleet = concat(vec![members("a", "ga", 2), members("b", "gb", 2)]);
     let skip = json!({"actions": [{"at": "+30m", "action": "skip", "targets": [{"type": "Group", "name": "gb"}]}]});
     let (s, r) = run(&scenario_json(fleet.clone(), strategy.clone(), skip, json!({})));
@@ -1165,10 +1167,16 @@ fn timeline_rows_of_skipped_and_failed_groups_carry_their_notes() {
             _ => None,
         })
         .collect();
-    let rows: Vec<(&str, &str, &str)> = group_rows.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())).collect();
+    let rows: Vec<(&str, &str, &str)> =
+        group_rows.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())).collect();
     assert_eq!(
         rows,
-        [("+0m", "ga Running", ""), ("+0m", "gb Running", ""), ("+30m", "gb Skipped", "skipped by user"), ("+120m", "ga Completed", "")]
+        [
+            ("+0m", "ga Running", ""),
+            ("+0m", "gb Running", ""),
+            ("+30m", "gb Skipped", "skipped by user"),
+            ("+120m", "ga Completed", "")
+        ]
     );
     let (_, failed) = run(&scenario_json(fleet, strategy, json!({}), failures(&["a01"])));
     let note = failed
@@ -1212,7 +1220,10 @@ fn every_gate_has_its_own_stable_gate_id() {
     let doc = scenario_json(fleet, strategy, json!({}), json!({}));
     let s = scenario(&doc);
     let ids = |replication: u64| -> Vec<String> {
-        let r = fleetsim::simulation::simulate(&s, fleetsim::simulation::SimOptions { record_timeline: false, replication });
+        let r = fleetsim::simulation::simulate(
+            &s,
+            fleetsim::simulation::SimOptions { record_timeline: false, replication },
+        );
         let run = &r.runs[0];
         run.gate_refs().into_iter().map(|g| run.gate(g).gate_id.clone().expect("every gate has an id")).collect()
     };
