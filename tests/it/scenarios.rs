@@ -1178,13 +1178,37 @@ fn timeline_rows_of_skipped_and_failed_groups_carry_their_notes() {
             ("+120m", "ga Completed", "")
         ]
     );
-    let (_, failed) = run(&scenario_json(fleet, strategy, json!({}), failures(&["a01"])));
+    let (_, failed) = run(&scenario_json(fleet.clone(), strategy, json!({}), failures(&["a01"])));
     let note = failed
         .timeline
         .iter()
         .find(|row| row.transition.entity == fleetsim::orchestrator::Entity::Group(0, 0) && row.transition.to == Failed)
         .map(|row| row.transition.note.text());
     assert!(note.as_deref().is_some_and(|n| !n.is_empty()), "{note:?}");
+    // Stages likewise: a skipped stage's row says why, a failed one's how; a completed one's nothing.
+    let two =
+        json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}, {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let skip_s2 = json!({"actions": [{"at": "+30m", "action": "skip", "targets": [{"type": "Stage", "name": "s2"}]}]});
+    let (_, r) = run(&scenario_json(fleet.clone(), two.clone(), skip_s2, json!({})));
+    let stage_rows = |r: &fleetsim::simulation::SimResult| -> Vec<(u16, String, String)> {
+        r.timeline
+            .iter()
+            .filter_map(|row| match row.transition.entity {
+                fleetsim::orchestrator::Entity::Stage(st) => {
+                    Some((st, row.transition.to.to_string(), row.transition.note.text()))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let rows = stage_rows(&r);
+    assert!(rows.contains(&(1, "Skipped".into(), "skipped by user".into())), "{rows:?}");
+    assert!(rows.contains(&(0, "Completed".into(), String::new())), "{rows:?}");
+    assert!(rows.contains(&(0, "Running".into(), String::new())), "{rows:?}");
+    let (_, r) = run(&scenario_json(fleet, two, json!({}), failures(&["a01"])));
+    let rows = stage_rows(&r);
+    let failed = rows.iter().find(|(st, to, _)| *st == 0 && to == "Failed").expect("s1 fails");
+    assert!(!failed.2.is_empty(), "{rows:?}");
 }
 
 /// At the horizon an after-stage wait still running and a gate still `Pending` count the time they
