@@ -509,7 +509,6 @@ fn identifier_end(bytes: &[u8], at: usize) -> usize {
 /// Identifiers never contain special characters, so the text alone decides the kind.
 fn kind_of(text: &str) -> Kind {
     match text {
-        "" => Kind::End,
         ")" => Kind::ClosePar,
         "," => Kind::Comma,
         "!" => Kind::Not,
@@ -1107,6 +1106,9 @@ mod tests {
         let message = validate_label_key(&"a".repeat(254)).unwrap_err();
         assert!(message.contains("… (254 characters)"), "{message}");
         assert!(message.len() < 200, "{message}");
+        // Up to twice the kept length is shown whole.
+        assert_eq!(shown(&"b".repeat(80)), format!("{:?}", "b".repeat(80)));
+        assert_eq!(shown(&"b".repeat(81)), format!("{:?}… (81 characters)", "b".repeat(40)));
     }
 
     /// Pieces that often form valid selectors, so the round-trip property sees many of them.

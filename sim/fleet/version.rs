@@ -216,7 +216,14 @@ mod tests {
         let w = i("AKSWindows-2022-containerd-20348.3207.250214");
         assert_eq!(w.family(), "AKSWindows-2022-containerd");
         assert!(w.is_windows());
-        for bad in ["AKSUbuntu", "AKSUbuntu-", "-1.2", "AKSUbuntu-2204-abc"] {
+        for bad in [
+            "AKSUbuntu",
+            "AKSUbuntu-",
+            "-1.2",
+            "AKSUbuntu-2204-abc",
+            "AKSUbuntu-2204-202602.+13",
+            "AKSUbuntu-2204-1..2",
+        ] {
             assert!(NodeImageVersion::parse(bad).is_err(), "{bad}");
         }
     }
