@@ -1262,3 +1262,55 @@ fn every_gate_has_its_own_stable_gate_id() {
     }
     assert_eq!(ids(3), first);
 }
+
+/// SEMANTICS §11 "Timeline rows": rows of one instant in tree order: the run, then per stage the
+/// stage, its before gates, its groups (group, before gates, members, after gates), its after
+/// gates, its wait.
+#[test]
+fn rows_of_one_instant_follow_the_tree_order() {
+    let strategy = json!({"stages": [
+        {"name": "s1", "beforeGates": [{"type": "Approval", "displayName": "one"}], "groups": [{"name": "ga"}],
+         "afterGates": [{"type": "Approval", "displayName": "out"}]},
+        {"name": "s2", "beforeGates": [{"type": "Approval", "displayName": "two"}], "groups": [{"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1)]);
+    let actions = json!({"actions": [
+        {"at": "+1h", "action": "approve", "gate": {"displayName": "one"}},
+        {"at": "+3h", "action": "approve", "gate": {"displayName": "out"}}]});
+    let (s, r) = run(&scenario_json(fleet, strategy, actions, json!({})));
+    assert_eq!(
+        trace(&s, &r, "r"),
+        r#"+00:00 run NotStarted->Pending
++00:00 stage s1 NotStarted->Pending
++00:00 gate s1/before "one" NotStarted->Pending
++01:00 run Pending->Running
++01:00 stage s1 Pending->Running
++01:00 gate s1/before "one" Pending->Completed
++01:00 group ga NotStarted->Running
++01:00 member a01 NotStarted->Running
++02:00 run Running->Pending
++02:00 stage s1 Running->Pending
++02:00 group ga Running->Completed
++02:00 member a01 Running->Completed
++02:00 gate s1/after "out" NotStarted->Pending
++03:00 stage s1 Pending->Completed
++03:00 gate s1/after "out" Pending->Completed
++03:00 stage s2 NotStarted->Pending
++03:00 gate s2/before "two" NotStarted->Pending
+"#
+    );
+}
+
+/// SEMANTICS §7: a skip of an after-stage wait that is already over is refused, and said so.
+#[test]
+fn skipping_a_wait_that_is_over_is_refused() {
+    let strategy = json!({"stages": [
+        {"name": "s1", "groups": [{"name": "ga"}], "afterStageWaitInSeconds": 1800},
+        {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1)]);
+    let actions =
+        json!({"actions": [{"at": "+2h", "action": "skip", "targets": [{"type": "AfterStageWait", "name": "s1"}]}]});
+    let (_, r) = run(&scenario_json(fleet, strategy, actions, json!({})));
+    assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+    assert!(r.notes[0].1.contains("the after-stage wait of stage \"s1\" is already Completed"), "{:?}", r.notes);
+    assert_eq!(r.runs[0].state, Completed);
+}
