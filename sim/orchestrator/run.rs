@@ -998,7 +998,10 @@ impl UpdateRun {
                 out,
             );
         }
-        if let Some(wait) = &self.stages[s].wait {
+        // A wait the user skipped before it began stays skipped (SEMANTICS §11 "User skips").
+        if let Some(wait) = &self.stages[s].wait
+            && wait.state == UpdateState::NotStarted
+        {
             let at = now + wait.duration;
             self.set_wait_state(s, UpdateState::Running, Note::default(), now);
             out.push(Command::ArmTimer { at, timer: Timer::WaitEnd(s as u16) });

@@ -1314,3 +1314,59 @@ fn skipping_a_wait_that_is_over_is_refused() {
     assert!(r.notes[0].1.contains("the after-stage wait of stage \"s1\" is already Completed"), "{:?}", r.notes);
     assert_eq!(r.runs[0].state, Completed);
 }
+
+/// SEMANTICS §11 "Halts": a stopped run reaches nothing new. s1's before gate is approved while the
+/// run is stopped: its group is reached only when the run starts again.
+#[test]
+fn a_gate_approved_while_the_run_is_stopped_reaches_its_groups_only_at_the_restart() {
+    let strategy = json!({"stages": [{"name": "s1", "beforeGates": [{"type": "Approval", "displayName": "go"}], "groups": [{"name": "ga"}]}]});
+    let actions = json!({"actions": [
+        {"at": "+30m", "action": "stop"},
+        {"at": "+1h", "action": "approve", "gate": {"displayName": "go"}},
+        {"at": "+2h", "action": "start"}]});
+    let (s, r) = run(&scenario_json(members("a", "ga", 1), strategy, actions, json!({})));
+    let t = trace(&s, &r, "r");
+    assert!(!t.contains("+01:00 group"), "{t}");
+    assert!(t.contains("+02:00 group ga NotStarted->Running"), "{t}");
+    assert!(t.contains("+02:00 member a01 NotStarted->Running"), "{t}");
+    assert_eq!(r.runs[0].state, Completed);
+}
+
+/// SEMANTICS §5.7: a group's after gates hold the group, and so its stage, until approved.
+#[test]
+fn a_group_waits_for_its_after_gates() {
+    let strategy = json!({"stages": [
+        {"name": "s1", "groups": [{"name": "ga", "afterGates": [{"type": "Approval", "displayName": "done a"}]}]},
+        {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1)]);
+    let actions = json!({"actions": [{"at": "+3h", "action": "approve", "gate": {"displayName": "done a"}}]});
+    let (s, r) = run(&scenario_json(fleet, strategy, actions, json!({})));
+    let t = trace(&s, &r, "r");
+    assert!(t.contains("+01:00 gate ga/after \"done a\" NotStarted->Pending"), "{t}");
+    assert!(t.contains("+03:00 group ga Pending->Completed"), "{t}");
+    assert!(t.contains("+03:00 stage s1 Pending->Completed"), "{t}");
+    assert!(t.contains("+03:00 member b01 NotStarted->Running"), "{t}");
+}
+
+/// SEMANTICS §11 "User skips": an after-stage wait can be skipped before it runs; it stays
+/// `Skipped` when its stage finishes and the next stage starts at once. Also at the very instant the
+/// stage finishes: user actions come before the stage's progress in that instant.
+#[test]
+fn a_wait_skipped_before_it_runs_never_runs() {
+    let strategy = json!({"stages": [
+        {"name": "s1", "groups": [{"name": "ga"}], "afterStageWaitInSeconds": 3600},
+        {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1)]);
+    for (at, row) in [("+30m", "+00:30 wait s1 NotStarted->Skipped"), ("+1h", "+01:00 wait s1 NotStarted->Skipped")] {
+        let actions =
+            json!({"actions": [{"at": at, "action": "skip", "targets": [{"type": "AfterStageWait", "name": "s1"}]}]});
+        let (s, r) = run(&scenario_json(fleet.clone(), strategy.clone(), actions, json!({})));
+        assert!(r.notes.is_empty(), "{:?}", r.notes);
+        let t = trace(&s, &r, "r");
+        let waits: Vec<&str> = t.lines().filter(|l| l.contains(" wait ")).collect();
+        assert_eq!(waits, [row], "{t}");
+        assert!(t.contains("+01:00 stage s1 Running->Completed"), "{t}");
+        assert!(t.contains("+01:00 member b01 NotStarted->Running"), "{t}");
+        assert_eq!(r.runs[0].stats.wait_seconds, 0);
+    }
+}
