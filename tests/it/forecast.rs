@@ -538,26 +538,7 @@ fn a_status_that_contradicts_the_strategy_is_refused_naming_each_contradiction()
     // at the group (the status reader already checks the counts it reads).
     let up = setup(&s, &st, Some("2026-03-02T00:30:00Z"));
     let restore = |snapshot: &fleetsim::orchestrator::RunSnapshot| -> Vec<String> {
-        let spec = &up.scenario.runs[0];
-        let mut world = fleetsim::world::World::new(
-            &up.scenario.fleet,
-            &up.scenario.releases,
-            &up.scenario.models,
-            up.scenario.settings.world,
-            fleetsim::engine::SeedTree::new(up.scenario.seed, 0),
-        );
-        let id = world.add_run(&spec.name, spec.upgrade.clone(), None);
-        let restored = fleetsim::orchestrator::UpdateRun::restore(
-            id,
-            &spec.name,
-            up.plan.clone(),
-            up.scenario.settings.run,
-            &mut world,
-            false,
-            snapshot,
-            up.now,
-        );
-        match restored {
+        match restore_run(&up, snapshot) {
             Err(problems) => problems.into_iter().map(|p| p.message).collect(),
             Ok(_) => Vec::new(),
         }
@@ -588,4 +569,112 @@ fn a_status_that_contradicts_the_strategy_is_refused_naming_each_contradiction()
             "the member is Completed in a group that is NotStarted"
         ]
     );
+}
+
+/// `UpdateRun::restore` of the setup's run from `snapshot`, in a fresh world.
+fn restore_run(
+    up: &Setup,
+    snapshot: &fleetsim::orchestrator::RunSnapshot,
+) -> Result<fleetsim::orchestrator::UpdateRun, Vec<fleetsim::orchestrator::RestoreProblem>> {
+    let spec = &up.scenario.runs[0];
+    let mut world = fleetsim::world::World::new(
+        &up.scenario.fleet,
+        &up.scenario.releases,
+        &up.scenario.models,
+        up.scenario.settings.world,
+        fleetsim::engine::SeedTree::new(up.scenario.seed, 0),
+    );
+    let id = world.add_run(&spec.name, spec.upgrade.clone(), None);
+    fleetsim::orchestrator::UpdateRun::restore(
+        id,
+        &spec.name,
+        up.plan.clone(),
+        up.scenario.settings.run,
+        &mut world,
+        false,
+        snapshot,
+        up.now,
+    )
+    .map(|restored| restored.run)
+}
+
+/// A restored member has had one attempt when the status shows it started (and it was not skipped):
+/// the next attempt's operation id counts on from there.
+#[test]
+fn restored_members_count_the_attempt_the_status_shows() {
+    let s = one_group_scenario(4, Value::Null);
+    let st = one_group_status(
+        "Running",
+        &[
+            ("m01", "Completed", Some(START), Some("2026-03-02T01:00:00Z")),
+            ("m02", "Running", Some("2026-03-02T01:00:00Z"), None),
+            ("m03", "Skipped", Some("2026-03-02T01:00:00Z"), Some("2026-03-02T01:00:00Z")),
+            ("m04", "NotStarted", None, None),
+        ],
+        json!({}),
+    );
+    let up = setup(&s, &st, Some("2026-03-02T01:30:00Z"));
+    let run = restore_run(&up, &up.snapshot).unwrap_or_else(|p| panic!("{p:?}"));
+    let attempts: Vec<u32> = run.stages[0].groups[0].members.iter().map(|m| m.attempts).collect();
+    assert_eq!(attempts, [1, 1, 0, 0]);
+}
+
+/// A run the user stopped stays stopped: nothing starts until a `start` after the status time.
+#[test]
+fn a_run_stopped_by_the_user_in_the_status_stays_stopped() {
+    let mut st = one_group_status(
+        "Stopped",
+        &[("m01", "Completed", Some(START), Some("2026-03-02T01:00:00Z")), ("m02", "NotStarted", None, None)],
+        json!({"status": {"state": "Stopped"}}),
+    );
+    st["status"]["stages"][0]["groups"][0]["status"] = status("Stopped", Some(START), None);
+    let stopped = scenario(&scenario_json(
+        members("m", "g", 2),
+        json!({"stages": [{"name": "st", "groups": [{"name": "g"}]}]}),
+        json!({}),
+        json!({"settings": {"horizon": "2d"}}),
+    ));
+    let up = setup(&stopped, &st, Some("2026-03-02T02:00:00Z"));
+    let f = forecast::report::forecast(&up, &forecast::replicate(&up, 2, 1).unwrap());
+    assert_eq!(f.finish.as_ref().unwrap().unfinished, 2, "{:?}", f.finish);
+    let restarted = scenario(&scenario_json(
+        members("m", "g", 2),
+        json!({"stages": [{"name": "st", "groups": [{"name": "g"}]}]}),
+        json!({"actions": [{"at": "+4h", "action": "start"}]}),
+        json!({}),
+    ));
+    let up = setup(&restarted, &st, Some("2026-03-02T02:00:00Z"));
+    let f = forecast::report::forecast(&up, &forecast::replicate(&up, 2, 1).unwrap());
+    assert_eq!(f.finish.unwrap().p50.as_deref(), Some("2026-03-02T05:00:00Z"));
+}
+
+/// A group not yet reached in the status (its stage waits on a gate) is reached later as usual: its
+/// own before gate opens and its approval is honoured.
+#[test]
+fn a_group_not_reached_in_the_status_opens_its_gates_when_reached() {
+    let strategy = json!({"stages": [{"name": "st", "beforeGates": [{"displayName": "stage", "type": "Approval"}],
+        "groups": [{"name": "g", "beforeGates": [{"displayName": "group", "type": "Approval"}]}]}]});
+    let s = scenario(&scenario_json(
+        members("m", "g", 2),
+        strategy,
+        json!({"actions": [
+            {"at": "+2h", "action": "approve", "gate": {"displayName": "stage"}},
+            {"at": "+3h", "action": "approve", "gate": {"displayName": "group"}}]}),
+        json!({}),
+    ));
+    let mut st = one_group_status(
+        "Pending",
+        &[("m01", "NotStarted", None, None), ("m02", "NotStarted", None, None)],
+        json!({
+            "status": status("Pending", Some(START), None),
+            "beforeGates": [{"displayName": "stage", "status": status("Pending", Some(START), None)}]
+        }),
+    );
+    st["status"]["stages"][0]["groups"][0]["status"] = json!({"state": "NotStarted"});
+    st["status"]["stages"][0]["groups"][0]["beforeGates"] =
+        json!([{"displayName": "group", "status": {"state": "NotStarted"}}]);
+    let up = setup(&s, &st, Some("2026-03-02T01:00:00Z"));
+    let f = forecast::report::forecast(&up, &forecast::replicate(&up, 2, 1).unwrap());
+    // Group gate approved at 03:00: m01 03:00–04:00, m02 04:00–05:00.
+    assert_eq!(f.finish.unwrap().p50.as_deref(), Some("2026-03-02T05:00:00Z"));
 }

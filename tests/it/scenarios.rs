@@ -1261,6 +1261,9 @@ fn every_gate_has_its_own_stable_gate_id() {
         assert!(id.chars().all(|c| c == '-' || c.is_ascii_hexdigit()), "{id}");
     }
     assert_eq!(ids(3), first);
+    // Pinned: ids derive from the run's name and the gate's place, and outputs compared across
+    // versions must not change them.
+    assert_eq!(first[0], "b7fdf91e-e9e5-2c5f-f57b-033477112716", "{first:?}");
 }
 
 /// SEMANTICS §11 "Timeline rows": rows of one instant in tree order: the run, then per stage the
