@@ -678,3 +678,32 @@ fn a_group_not_reached_in_the_status_opens_its_gates_when_reached() {
     // Group gate approved at 03:00: m01 03:00–04:00, m02 04:00–05:00.
     assert_eq!(f.finish.unwrap().p50.as_deref(), Some("2026-03-02T05:00:00Z"));
 }
+
+/// A run stopped before one of its stage's groups was reached (as a status can show it) reaches
+/// that group only at the restart: an approval of the group's gate during the stop finds the gate
+/// not yet open and is refused, so the gate waits on.
+#[test]
+fn a_group_not_reached_in_a_stopped_run_is_reached_only_at_the_restart() {
+    let strategy = json!({"stages": [{"name": "st", "maxConcurrency": "2", "groups": [
+        {"name": "ga"}, {"name": "gb", "beforeGates": [{"displayName": "g", "type": "Approval"}]}]}]});
+    let mut fleet = members("a", "ga", 1);
+    fleet.extend(members("b", "gb", 1));
+    let actions = json!({"actions": [
+        {"at": "+1h30m", "action": "approve", "gate": {"displayName": "g"}},
+        {"at": "+3h", "action": "start"}]});
+    let s = scenario(&scenario_json(fleet, strategy, actions, json!({"settings": {"horizon": "2d"}})));
+    let st = json!({
+        "name": "r",
+        "status": {"status": status("Stopped", Some(START), None), "failureCount": 0, "stages": [
+            {"name": "st", "status": status("Stopped", Some(START), None), "failureCount": 0, "groups": [
+                {"name": "ga", "status": status("Completed", Some(START), Some("2026-03-02T01:00:00Z")),
+                 "members": [{"name": "a01", "status": status("Completed", Some(START), Some("2026-03-02T01:00:00Z"))}]},
+                {"name": "gb", "status": {"state": "NotStarted"}, "beforeGates": [{"displayName": "g", "status": {"state": "NotStarted"}}],
+                 "members": [{"name": "b01", "status": {"state": "NotStarted"}}]}]}]}
+    });
+    let up = setup(&s, &st, Some("2026-03-02T01:00:00Z"));
+    let f = forecast::report::forecast(&up, &forecast::replicate(&up, 2, 1).unwrap());
+    let finish = f.finish.as_ref().unwrap();
+    assert_eq!(finish.unfinished, 2, "{finish:?}");
+    assert!(f.unfinished[0].what.contains("blocked on gate \"g\" since 2026-03-02T03:00:00Z"), "{:?}", f.unfinished);
+}

@@ -1335,6 +1335,30 @@ fn a_gate_approved_while_the_run_is_stopped_reaches_its_groups_only_at_the_resta
     assert_eq!(r.runs[0].state, Completed);
 }
 
+/// The same for a group's own before gate approved during a stop: the group moves on only at the
+/// restart.
+#[test]
+fn a_group_gate_approved_while_the_run_is_stopped_takes_effect_at_the_restart() {
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga", "beforeGates": [{"type": "Approval", "displayName": "go"}]}]}]});
+    let actions = json!({"actions": [
+        {"at": "+30m", "action": "stop"},
+        {"at": "+1h", "action": "approve", "gate": {"displayName": "go"}},
+        {"at": "+2h", "action": "start"}]});
+    let (s, r) = run(&scenario_json(members("a", "ga", 1), strategy, actions, json!({})));
+    let t = trace(&s, &r, "r");
+    assert_eq!(
+        t.lines().filter(|l| l.contains("group ga")).collect::<Vec<_>>(),
+        [
+            "+00:00 group ga NotStarted->Pending",
+            "+00:30 group ga Pending->Stopped",
+            "+02:00 group ga Stopped->Running",
+            "+03:00 group ga Running->Completed"
+        ],
+        "{t}"
+    );
+    assert!(t.contains("+02:00 member a01 NotStarted->Running"), "{t}");
+}
+
 /// SEMANTICS §5.7: a group's after gates hold the group, and so its stage, until approved.
 #[test]
 fn a_group_waits_for_its_after_gates() {
