@@ -707,3 +707,29 @@ fn a_group_not_reached_in_a_stopped_run_is_reached_only_at_the_restart() {
     assert_eq!(finish.unfinished, 2, "{finish:?}");
     assert!(f.unfinished[0].what.contains("blocked on gate \"g\" since 2026-03-02T03:00:00Z"), "{:?}", f.unfinished);
 }
+
+/// A group taken up from its status can still trip: m02 fails as it starts, over the group's
+/// allowance of 0, and the run fails (a group the user skipped could not trip; this one was not).
+#[test]
+fn a_group_taken_up_from_its_status_can_still_trip() {
+    let overrides = json!({"overrides": [{"member": "m02", "outcome": "Failed", "errorCode": "PodDrainFailure"}],
+        "duration": {"member": "1h"}, "failure": {"probability": 0.0}});
+    // The stage allows failures, so only the group's own threshold can stop m03.
+    let strategy = json!({"stages": [{"name": "st", "maxAllowedFailures": "5", "groups": [{"name": "g", "maxAllowedFailures": "0"}]}]});
+    let s = scenario(&scenario_json(members("m", "g", 3), strategy, json!({}), json!({"models": overrides})));
+    let st = one_group_status(
+        "Running",
+        &[
+            ("m01", "Completed", Some(START), Some("2026-03-02T01:00:00Z")),
+            ("m02", "NotStarted", None, None),
+            ("m03", "NotStarted", None, None),
+        ],
+        json!({}),
+    );
+    let up = setup(&s, &st, Some("2026-03-02T01:00:00Z"));
+    let f = forecast::report::forecast(&up, &forecast::replicate(&up, 2, 1).unwrap());
+    let finish = f.finish.as_ref().unwrap();
+    assert_eq!((finish.completed, finish.failed), (0, 2), "{finish:?}");
+    // m03 never starts: two members done (m01 Completed, m02 Failed).
+    assert_eq!(f.members_done.last().map(|p| p.p50), Some(2.0));
+}
