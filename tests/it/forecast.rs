@@ -614,9 +614,16 @@ fn restored_members_count_the_attempt_the_status_shows() {
         json!({}),
     );
     let up = setup(&s, &st, Some("2026-03-02T01:30:00Z"));
-    let run = restore_run(&up, &up.snapshot).unwrap_or_else(|p| panic!("{p:?}"));
+    // The message the status shows for a member is kept, also for one still upgrading.
+    let mut snapshot = up.snapshot.clone();
+    for (i, member) in snapshot.stages[0].groups[0].members.iter_mut().enumerate() {
+        member.note = fleetsim::orchestrator::Note::message(format!("shown for m0{}", i + 1));
+    }
+    let run = restore_run(&up, &snapshot).unwrap_or_else(|p| panic!("{p:?}"));
     let attempts: Vec<u32> = run.stages[0].groups[0].members.iter().map(|m| m.attempts).collect();
     assert_eq!(attempts, [1, 1, 0, 0]);
+    let notes: Vec<String> = run.stages[0].groups[0].members.iter().map(|m| m.note.text()).collect();
+    assert_eq!(notes, ["shown for m01", "shown for m02", "shown for m03", ""]);
 }
 
 /// A run the user stopped stays stopped: nothing starts until a `start` after the status time.
