@@ -599,9 +599,9 @@ fn restore_run(
 }
 
 /// A restored member has had one attempt when the status shows it started (and it was not skipped):
-/// the next attempt's operation id counts on from there.
+/// the next attempt's operation id counts on from there. It keeps the message the status shows.
 #[test]
-fn restored_members_count_the_attempt_the_status_shows() {
+fn restored_members_keep_the_attempts_and_messages_the_status_shows() {
     let s = one_group_scenario(4, Value::Null);
     let st = one_group_status(
         "Running",

@@ -1104,8 +1104,8 @@ fn the_stage_cap_holds_in_the_timeline() {
 
 // ----- Status details the reports read: spells, notes, open time at the horizon, gate ids ------
 
-/// SEMANTICS §11 "Status times": a `Pending` member's `startTime` is when its current spell began,
-/// and a re-examination that finds it waiting for the same reason does not begin a new spell. a1's
+/// A `Pending` member's `startTime` is when its current spell began (SEMANTICS leaves it open; the
+/// README states the choice, after the monitoring docs' sample), and a re-examination that finds it waiting for the same reason does not begin a new spell. a1's
 /// window (01:00–05:00) opens while the only slot is busy until 06:00; examined again at 06:00 it is
 /// still waiting on its window, since 00:00.
 #[test]
@@ -1148,7 +1148,7 @@ fn a_failed_run_says_which_stage_failed_and_a_completed_one_says_nothing() {
 /// Timeline rows carry the note of a `Skipped` or `Failed` stage or group, and none for other
 /// states (SEMANTICS §11 "Timeline rows").
 #[test]
-fn timeline_rows_of_skipped_and_failed_groups_carry_their_notes() {
+fn timeline_rows_of_skipped_and_failed_stages_and_groups_carry_their_notes() {
     let strategy =
         json!({"stages": [{"name": "s1", "maxConcurrency": "2", "groups": [{"name": "ga"}, {"name": "gb"}]}]});
     let fleet = concat(vec![members("a", "ga", 2), members("b", "gb", 2)]);
@@ -1266,9 +1266,9 @@ fn every_gate_has_its_own_stable_gate_id() {
     assert_eq!(first[0], "b7fdf91e-e9e5-2c5f-f57b-033477112716", "{first:?}");
 }
 
-/// SEMANTICS §11 "Timeline rows": rows of one instant in tree order: the run, then per stage the
-/// stage, its before gates, its groups (group, before gates, members, after gates), its after
-/// gates, its wait.
+/// SEMANTICS §11 "Timeline rows": rows of one instant in tree order. This one covers the run, the
+/// stages, their before and after gates, and a group with its member; group gates and waits are
+/// ordered by the same key (`Entity::order_key`) and not repeated here.
 #[test]
 fn rows_of_one_instant_follow_the_tree_order() {
     let strategy = json!({"stages": [
@@ -1319,7 +1319,9 @@ fn skipping_a_wait_that_is_over_is_refused() {
 }
 
 /// SEMANTICS §11 "Halts": a stopped run reaches nothing new. s1's before gate is approved while the
-/// run is stopped: its group is reached only when the run starts again.
+/// run is stopped: its group is reached only when the run starts again. Two guards hold this (the
+/// stage passing its gates, the group being reached, both only outside a halt); the test fails when
+/// both are dropped, not either alone.
 #[test]
 fn a_gate_approved_while_the_run_is_stopped_reaches_its_groups_only_at_the_restart() {
     let strategy = json!({"stages": [{"name": "s1", "beforeGates": [{"type": "Approval", "displayName": "go"}], "groups": [{"name": "ga"}]}]});
