@@ -984,7 +984,10 @@ impl UpdateRun {
         if stage.running > 0 || !stage.groups.iter().all(|g| g.phase == Phase::Done) {
             return false;
         }
-        if blocked && (!stage.after_gates.is_empty() || stage.wait.is_some()) {
+        // SEMANTICS §11 "Halts": a stage whose gates and wait have finished completes during a halt; a
+        // wait the user skipped before it began is finished.
+        let wait_pending = stage.wait.as_ref().is_some_and(|w| w.state == UpdateState::NotStarted);
+        if blocked && (!stage.after_gates.is_empty() || wait_pending) {
             return false;
         }
         if stage.groups.iter().all(|g| g.done_state == UpdateState::Skipped) {

@@ -740,3 +740,34 @@ fn a_group_taken_up_from_its_status_can_still_trip() {
     // m03 never starts: two members done (m01 Completed, m02 Failed).
     assert_eq!(f.members_done.last().map(|p| p.p50), Some(2.0));
 }
+
+/// A wait skipped before it began (`Skipped`, no start time) in a stage whose after gate is not
+/// reached yet: the stage still enters its after phase, so the gate opens and its approval counts.
+#[test]
+fn a_wait_skipped_before_it_began_still_lets_the_after_gates_open() {
+    let strategy = json!({"stages": [
+        {"name": "a", "groups": [{"name": "ga"}], "afterStageWaitInSeconds": 7200,
+         "afterGates": [{"displayName": "check", "type": "Approval"}]},
+        {"name": "b", "groups": [{"name": "gb"}]}]});
+    let mut fleet = members("a", "ga", 1);
+    fleet.extend(members("b", "gb", 1));
+    let actions = json!({"actions": [{"at": "+3h", "action": "approve", "gate": {"displayName": "check"}}]});
+    let s = scenario(&scenario_json(fleet, strategy, actions, json!({})));
+    let st = json!({
+        "name": "r",
+        "status": {"status": status("Running", Some(START), None), "failureCount": 0, "stages": [
+            {"name": "a", "status": status("Running", Some(START), None), "groups": [
+                {"name": "ga", "status": status("Completed", Some(START), Some("2026-03-02T01:00:00Z")),
+                 "members": [{"name": "a01", "status": status("Completed", Some(START), Some("2026-03-02T01:00:00Z"))}]}],
+             "afterGates": [{"displayName": "check", "status": {"state": "NotStarted"}}],
+             "afterStageWaitStatus": {"status": {"state": "Skipped"}, "waitDurationInSeconds": 7200}},
+            {"name": "b", "status": {"state": "NotStarted"}, "groups": [
+                {"name": "gb", "status": {"state": "NotStarted"}, "members": [{"name": "b01", "status": {"state": "NotStarted"}}]}]}
+        ]}
+    });
+    // The gate opens at the status time (02:00), is approved at 03:00; b01 runs 03:00–04:00.
+    let setup = setup(&s, &st, Some("2026-03-02T02:00:00Z"));
+    let f = forecast::report::forecast(&setup, &forecast::replicate(&setup, 3, 1).unwrap());
+    assert_eq!(f.stages[0].p50.as_deref(), Some("2026-03-02T03:00:00Z"), "{f:?}");
+    assert_eq!(f.finish.unwrap().p50.as_deref(), Some("2026-03-02T04:00:00Z"));
+}

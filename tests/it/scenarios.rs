@@ -1399,3 +1399,22 @@ fn a_wait_skipped_before_it_runs_never_runs() {
         assert_eq!(r.runs[0].stats.wait_seconds, 0);
     }
 }
+
+/// SEMANTICS §11 "Halts": a stage whose groups are done and whose wait was skipped before it began
+/// completes during a stop (its wait has finished); the next stage waits for the restart.
+#[test]
+fn a_stage_whose_wait_was_skipped_completes_during_a_stop() {
+    let strategy = json!({"stages": [
+        {"name": "s1", "groups": [{"name": "ga"}], "afterStageWaitInSeconds": 3600},
+        {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1)]);
+    let actions = json!({"actions": [
+        {"at": "+10m", "action": "skip", "targets": [{"type": "AfterStageWait", "name": "s1"}]},
+        {"at": "+20m", "action": "stop"},
+        {"at": "+3h", "action": "start"}]});
+    let (s, r) = run(&scenario_json(fleet, strategy, actions, json!({})));
+    let t = trace(&s, &r, "r");
+    assert!(t.contains("+01:00 stage s1 Stopping->Completed"), "{t}");
+    assert!(t.contains("+03:00 member b01 NotStarted->Running"), "{t}");
+    assert!(!t.contains("wait s1 Skipped->"), "{t}");
+}

@@ -116,6 +116,16 @@ fn reached(state: UpdateState) -> bool {
     state != UpdateState::NotStarted
 }
 
+/// A wait began if it runs or ran; one skipped before it began (no start time) did not, so its
+/// stage's after phase, with its after gates, is still to be entered.
+fn wait_began(state: UpdateState, start_time: Option<Time>) -> bool {
+    match state {
+        UpdateState::NotStarted => false,
+        UpdateState::Skipped => start_time.is_some(),
+        _ => true,
+    }
+}
+
 fn done(state: UpdateState) -> bool {
     matches!(state, UpdateState::Completed | UpdateState::Skipped)
 }
@@ -208,7 +218,7 @@ impl UpdateRun {
             Phase::BeforeGates
         } else if stage.groups.iter().all(|g| g.phase == Phase::Done)
             && (stage.after_gates.iter().any(|g| reached(g.state))
-                || stage.wait.as_ref().is_some_and(|w| reached(w.state)))
+                || stage.wait.as_ref().is_some_and(|w| wait_began(w.state, w.start_time)))
         {
             Phase::After
         } else {
