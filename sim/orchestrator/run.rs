@@ -7,6 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::FxHashMap;
+
 use crate::engine::rng::{mix64, name_key};
 use crate::engine::{Duration, Time};
 use crate::fleet::MemberId;
@@ -249,6 +251,8 @@ pub struct GroupRt {
     /// Groups with windows: candidates ranked by (window class, name).
     ranking: Ranking,
     mark: u64,
+    /// In the run's list of groups to look at again (`Dirty`).
+    dirty: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -312,13 +316,29 @@ pub struct UpdateRun {
     current: usize,
     min_recheck: Option<Time>,
     /// `Pending` members by fleet id, to hear of changes made by other runs.
-    pending_by_member: BTreeMap<MemberId, Slot>,
+    pending_by_member: FxHashMap<MemberId, Slot>,
     /// When the run last entered a state in which nothing waits (Completed, Skipped, Failed, Stopped).
     ended_at: Option<Time>,
     record: bool,
     journal: Vec<(Entity, UpdateState)>,
     epoch: u64,
     run_mark: u64,
+    /// What changed since the last [`advance`](Self::advance): only those groups are looked at again.
+    dirty: Dirty,
+}
+
+/// The groups of the current stage whose state may have changed since the run last settled: a
+/// member's completion touches its own group only (and every group when the stage's limit was
+/// full); anything else (starts, stops, trips, gates, skips, polls, a new stage) touches them all.
+/// A group not touched has nothing new to do: it had no free slot or no candidate when the run last
+/// settled, and only an event in it can change that.
+#[derive(Clone, Debug)]
+struct Dirty {
+    all: bool,
+    /// (stage, group) of the groups touched, each once (`GroupRt::dirty` says which are in).
+    groups: Vec<(u16, u16)>,
+    /// The list handed out by [`UpdateRun::dirty_groups`], kept to be reused.
+    scratch: Vec<u16>,
 }
 
 /// Checks that must hold at every instant; cheap enough to run in tests and debug builds.
@@ -365,12 +385,13 @@ impl UpdateRun {
             failure_halt: false,
             current: 0,
             min_recheck: None,
-            pending_by_member: BTreeMap::new(),
+            pending_by_member: FxHashMap::default(),
             ended_at: None,
             record,
             journal: Vec::new(),
             epoch: 1,
             run_mark: 0,
+            dirty: Dirty { all: true, groups: Vec::new(), scratch: Vec::new() },
         };
         for r in run.gate_refs() {
             if matches!(run.gate(r).config.kind, GateKind::Approval) && facts.approves_at_open(id, r) {
@@ -378,6 +399,51 @@ impl UpdateRun {
             }
         }
         run
+    }
+
+    /// Every group of the current stage is to be looked at again.
+    fn touch_all(&mut self) {
+        self.dirty.all = true;
+    }
+
+    /// Group `g` of stage `s` is to be looked at again.
+    fn touch_group(&mut self, s: usize, g: usize) {
+        if s != self.current {
+            self.touch_all();
+            return;
+        }
+        let group = &mut self.stages[s].groups[g];
+        if !group.dirty {
+            group.dirty = true;
+            self.dirty.groups.push((s as u16, g as u16));
+        }
+    }
+
+    /// The groups of stage `s` to look at, in index order (the order of SEMANTICS §5's passes); give
+    /// the list back with [`give_back`](Self::give_back).
+    fn dirty_groups(&mut self, s: usize) -> Vec<u16> {
+        let mut list = std::mem::take(&mut self.dirty.scratch);
+        list.clear();
+        if self.dirty.all || s != self.current {
+            list.extend(0..self.stages[s].groups.len() as u16);
+        } else {
+            list.extend(self.dirty.groups.iter().map(|&(_, g)| g));
+            list.sort_unstable();
+        }
+        list
+    }
+
+    fn give_back(&mut self, list: Vec<u16>) {
+        self.dirty.scratch = list;
+    }
+
+    /// The run settled: nothing is to be looked at again until something happens.
+    fn clean(&mut self) {
+        self.dirty.all = false;
+        for &(s, g) in &self.dirty.groups {
+            self.stages[s as usize].groups[g as usize].dirty = false;
+        }
+        self.dirty.groups.clear();
     }
 
     pub fn settings(&self) -> &RunSettings {
@@ -490,6 +556,7 @@ impl UpdateRun {
 
     /// `start`: accepted on `NotStarted`, `Stopped` and `Failed`.
     pub fn start(&mut self, now: Time) -> Result<(), String> {
+        self.touch_all();
         match self.state {
             UpdateState::NotStarted => {
                 self.started = true;
@@ -543,6 +610,7 @@ impl UpdateRun {
 
     /// `stop`: accepted on `Running` and `Pending`; in-flight members finish (SEMANTICS §7).
     pub fn stop(&mut self, now: Time) -> Result<(), String> {
+        self.touch_all();
         if !matches!(self.state, UpdateState::Running | UpdateState::Pending) {
             return Err(format!(
                 "stop is accepted on Running and Pending runs; run \"{}\" is {}",
@@ -558,6 +626,7 @@ impl UpdateRun {
     /// `approve` a gate: completes it if it is `Pending` (no pre-approval, SEMANTICS §11). Returns
     /// whether anything changed.
     pub fn approve(&mut self, gate: GateRef, now: Time, note: Note) -> bool {
+        self.touch_all();
         if self.gate(gate).state != UpdateState::Pending {
             return false;
         }
@@ -568,6 +637,7 @@ impl UpdateRun {
 
     /// `skip` (SEMANTICS §7, §11 "User skips").
     pub fn skip(&mut self, target: SkipTarget, now: Time) -> Result<(), String> {
+        self.touch_all();
         let result = match target {
             SkipTarget::Member(slot) => self.skip_member(slot, now),
             SkipTarget::Group { stage, group } => self.skip_group(stage as usize, group as usize, now),
@@ -704,6 +774,11 @@ impl UpdateRun {
         };
         self.set_member_state(slot, state, note);
         self.stages[s].groups[g].members[slot.index as usize].end_time = Some(now);
+        // A slot freed under a full stage limit is every group's to take.
+        if self.stages[s].running >= self.stages[s].max_concurrency {
+            self.touch_all();
+        }
+        self.touch_group(s, g);
         let group = &mut self.stages[s].groups[g];
         group.running -= 1;
         group.terminal += 1;
@@ -723,6 +798,7 @@ impl UpdateRun {
         let group = &mut stage.groups[g];
         group.failure_count += 1;
         if !group.user_skipped && !group.tripped && group.failure_count > group.max_allowed_failures {
+            self.dirty.all = true;
             group.tripped = true;
             group.note = Note::message(format!(
                 "failureCount {} exceeds maxAllowedFailures {}",
@@ -733,6 +809,7 @@ impl UpdateRun {
             }
         }
         if !stage.user_skipped && !stage.tripped && stage.failure_count > stage.max_allowed_failures {
+            self.dirty.all = true;
             stage.tripped = true;
             stage.note = Note::message(format!(
                 "failureCount {} exceeds maxAllowedFailures {}",
@@ -747,6 +824,7 @@ impl UpdateRun {
     /// A timer armed by a [`Command::ArmTimer`] fired. Stale timers (gate approved or skipped
     /// meanwhile) do nothing.
     pub fn timer_fired(&mut self, timer: Timer, now: Time) {
+        self.touch_all();
         match timer {
             Timer::GateDue(r) => {
                 if self.gate(r).state == UpdateState::Pending {
@@ -775,6 +853,10 @@ impl UpdateRun {
             return;
         }
         let poll = self.is_poll_instant(now);
+        if poll {
+            // Pending members of any group are examined again.
+            self.touch_all();
+        }
         // Bounded: every iteration either reaches/opens/completes something or starts a member.
         for _ in 0..1_000_000 {
             let progressed = self.progress(now, out);
@@ -787,6 +869,7 @@ impl UpdateRun {
             self.recompute_min_recheck();
         }
         self.settle(now);
+        self.clean();
     }
 
     fn is_poll_instant(&self, now: Time) -> bool {
@@ -855,6 +938,8 @@ impl UpdateRun {
                 break;
             }
             changed = true;
+            // The stage moved on: its groups (or the next stage's) are all to be looked at.
+            self.touch_all();
             self.settle(now);
         }
         changed
@@ -900,9 +985,11 @@ impl UpdateRun {
 
     fn progress_groups(&mut self, s: usize, now: Time, blocked: bool, out: &mut Vec<Command>) -> bool {
         let mut changed = false;
-        for g in 0..self.stages[s].groups.len() {
-            changed |= self.progress_group(s, g, now, blocked, out);
+        let groups = self.dirty_groups(s);
+        for &g in &groups {
+            changed |= self.progress_group(s, g as usize, now, blocked, out);
         }
+        self.give_back(groups);
         changed
     }
 
@@ -1076,9 +1163,11 @@ impl UpdateRun {
         }
         let mut any = false;
         let mut skipped_any = false;
+        let groups = self.dirty_groups(s);
         loop {
             let mut started_in_pass = false;
-            for g in 0..self.stages[s].groups.len() {
+            for &g in &groups {
+                let g = g as usize;
                 let stage = &self.stages[s];
                 if stage.running >= stage.max_concurrency {
                     break;
@@ -1092,6 +1181,7 @@ impl UpdateRun {
                 }
             }
             if !started_in_pass {
+                self.give_back(groups);
                 return any || skipped_any;
             }
             any = true;
@@ -1240,6 +1330,7 @@ impl UpdateRun {
             return false;
         }
         m.recheck_at = Some(now);
+        self.touch_all();
         let group = &mut self.stages[s].groups[g];
         if group.has_windows {
             group.ranking.on_pending(slot.index, Some(now));
@@ -1378,10 +1469,12 @@ impl UpdateRun {
     /// Recomputes the display states of the current stage, its groups and the run.
     pub fn settle(&mut self, now: Time) {
         if let Some(s) = (self.current < self.stages.len()).then_some(self.current) {
-            for g in 0..self.stages[s].groups.len() {
-                let state = self.group_display(s, g);
-                self.set_group_state(s, g, state, now);
+            let groups = self.dirty_groups(s);
+            for &g in &groups {
+                let state = self.group_display(s, g as usize);
+                self.set_group_state(s, g as usize, state, now);
             }
+            self.give_back(groups);
             let state = self.stage_display(s);
             self.set_stage_state(s, state, now);
         }
@@ -1762,5 +1855,6 @@ fn build_group(
         pending_scan: None,
         ranking: if has_windows { Ranking::new(member_count) } else { Ranking::default() },
         mark: 0,
+        dirty: false,
     }
 }

@@ -10,6 +10,8 @@ mod resume;
 pub mod rollout;
 
 use std::borrow::Cow;
+
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
 use rand::Rng;
@@ -144,9 +146,11 @@ struct PoolState<'a> {
 }
 
 #[derive(Clone, Debug)]
-struct MemberState<'a> {
+struct MemberState {
     kubernetes_version: KubernetesVersion,
-    pools: Vec<PoolState<'a>>,
+    /// Where the member's pools start in [`World::pools`] (one flat list for the fleet, so that a
+    /// replication allocates it once rather than once per member).
+    first_pool: u32,
     /// The run currently upgrading this member (AKS rejects concurrent operations).
     busy_with: Option<RunId>,
     /// Counts finished attempts: facts cached about the member's versions hold for one epoch.
@@ -239,9 +243,12 @@ pub struct World<'a> {
     models: &'a Models,
     settings: WorldSettings,
     tree: SeedTree,
-    members: Vec<MemberState<'a>>,
+    members: Vec<MemberState>,
+    /// Every member's pools, member after member (`MemberState::first_pool`).
+    pools: Vec<PoolState<'a>>,
     runs: Vec<RunContext>,
-    in_flight: BTreeMap<(RunId, MemberId), InFlight<'a>>,
+    /// Never iterated, so its order never shows.
+    in_flight: FxHashMap<(RunId, MemberId), InFlight<'a>>,
     /// Per window kind, per member (allocated on first use).
     window_facts: [Vec<Option<WindowFact>>; 2],
     /// Per run, per member (allocated on first use).
@@ -258,21 +265,22 @@ impl<'a> World<'a> {
         settings: WorldSettings,
         tree: SeedTree,
     ) -> World<'a> {
+        let mut pools = Vec::with_capacity(fleet.iter().map(|m| m.node_pools.len()).sum());
         let members = fleet
             .iter()
-            .map(|m| MemberState {
-                name_key: name_key(&m.name),
-                kubernetes_version: m.kubernetes_version,
-                pools: m
-                    .node_pools
-                    .iter()
-                    .map(|p| PoolState {
-                        image: p.node_image_version.as_ref().map(Cow::Borrowed),
-                        from_snapshot: p.from_snapshot,
-                    })
-                    .collect(),
-                busy_with: None,
-                epoch: 0,
+            .map(|m| {
+                let first_pool = pools.len() as u32;
+                pools.extend(m.node_pools.iter().map(|p| PoolState {
+                    image: p.node_image_version.as_ref().map(Cow::Borrowed),
+                    from_snapshot: p.from_snapshot,
+                }));
+                MemberState {
+                    name_key: name_key(&m.name),
+                    kubernetes_version: m.kubernetes_version,
+                    first_pool,
+                    busy_with: None,
+                    epoch: 0,
+                }
             })
             .collect();
         World {
@@ -282,8 +290,9 @@ impl<'a> World<'a> {
             settings,
             tree,
             members,
+            pools,
             runs: Vec::new(),
-            in_flight: BTreeMap::new(),
+            in_flight: FxHashMap::default(),
             window_facts: [Vec::new(), Vec::new()],
             run_facts: Vec::new(),
             window_notes: BTreeMap::new(),
@@ -305,6 +314,12 @@ impl<'a> World<'a> {
         (self.runs.len() - 1) as RunId
     }
 
+    /// The member's pools as this replication has them.
+    fn pools_of(&self, member: MemberId) -> &[PoolState<'a>] {
+        let first = self.members[member.index()].first_pool as usize;
+        &self.pools[first..first + self.fleet[member.index()].node_pools.len()]
+    }
+
     pub fn run(&self, run: RunId) -> &RunContext {
         &self.runs[run as usize]
     }
@@ -318,7 +333,7 @@ impl<'a> World<'a> {
     }
 
     pub fn current_images(&self, id: MemberId) -> Vec<Option<NodeImageVersion>> {
-        self.members[id.index()].pools.iter().map(|p| p.image.as_deref().cloned()).collect()
+        self.pools_of(id).iter().map(|p| p.image.as_deref().cloned()).collect()
     }
 
     /// The run's first start: an auto-upgrade run notes the support window (SEMANTICS §9), and a
@@ -436,7 +451,7 @@ impl<'a> World<'a> {
         match &context.spec.images {
             // SEMANTICS §8: Latest leaves snapshot pools alone; the others (NodeImage-channel runs
             // are `Custom`) upgrade them.
-            ImageSelection::Latest if self.members[member.index()].pools[i].from_snapshot => None,
+            ImageSelection::Latest if self.pools_of(member)[i].from_snapshot => None,
             ImageSelection::Latest => {
                 self.releases.newest_image(&pool.image_family, &m.region, now).map(|r| &r.version)
             }
@@ -458,7 +473,7 @@ impl<'a> World<'a> {
         }
         let family = &pool.image_family;
         Some(match &context.spec.images {
-            ImageSelection::Latest if self.members[member.index()].pools[i].from_snapshot => {
+            ImageSelection::Latest if self.pools_of(member)[i].from_snapshot => {
                 "the pool keeps the node image of its snapshot under Latest".to_string()
             }
             ImageSelection::Latest => {
@@ -564,7 +579,7 @@ impl<'a> World<'a> {
         if !matches!(spec.images, ImageSelection::Latest) {
             for (i, pool) in m.node_pools.iter().enumerate() {
                 let Some(target) = self.pool_target(run, member, i, now) else { continue };
-                if !Self::behind(&state.pools[i].image, target) {
+                if !Self::behind(&self.pools_of(member)[i].image, target) {
                     continue;
                 }
                 let at = self.releases.image_available_at(target, &m.region);
@@ -664,7 +679,7 @@ impl<'a> World<'a> {
         for i in 0..m.node_pools.len() {
             let image = self
                 .pool_target(run, member, i, now)
-                .filter(|t| Self::behind(&self.members[member.index()].pools[i].image, t))
+                .filter(|t| Self::behind(&self.pools_of(member)[i].image, t))
                 .map(|t| match releases.image_release(t) {
                     Some(release) if release.version.as_str() == t.as_str() => {
                         if expired.is_none() && now - release.published > self.settings.node_image_max_age {
@@ -896,7 +911,7 @@ impl<'a> World<'a> {
             .node_pools
             .iter()
             .zip(&targets)
-            .zip(&self.members[member.index()].pools)
+            .zip(self.pools_of(member))
             .filter_map(|((pool, target), state)| {
                 let target = target.as_ref()?;
                 (!Self::behind(&state.image, target)).then(|| {
@@ -959,8 +974,9 @@ impl<'a> World<'a> {
             if let Some(target) = target
                 && (completed || elapsed > done)
             {
-                let from = state.pools[i].image.replace(target.clone()).map(Cow::into_owned);
-                state.pools[i].from_snapshot = false;
+                let pool = &mut self.pools[state.first_pool as usize + i];
+                let from = pool.image.replace(target.clone()).map(Cow::into_owned);
+                pool.from_snapshot = false;
                 record.pools.push(PoolChange { pool: i, from, to: Some(target.into_owned()) });
             }
         }
@@ -1047,9 +1063,9 @@ impl Facts for World<'_> {
         // Per pool: `Ok` at or ahead of its target, `Err` why it has none. A pool without a target
         // is not "at target": when there is a reason to give, the message gives it (SEMANTICS §5.5).
         let mut pools: Vec<(usize, Result<&NodeImageVersion, String>)> = Vec::new();
-        for i in 0..self.members[member.index()].pools.len() {
+        for i in 0..self.pools_of(member).len() {
             match self.pool_target(run, member, i, now) {
-                Some(t) if Self::behind(&self.members[member.index()].pools[i].image, t) => return None,
+                Some(t) if Self::behind(&self.pools_of(member)[i].image, t) => return None,
                 Some(t) => pools.push((i, Ok(t))),
                 None => pools.extend(self.no_target_reason(run, member, i, now).map(|why| (i, Err(why)))),
             }
@@ -1066,7 +1082,7 @@ impl Facts for World<'_> {
             }
         } else {
             let m = &self.fleet[member.index()];
-            let states = &self.members[member.index()].pools;
+            let states = self.pools_of(member);
             let pools = pools.into_iter().map(|(i, answer)| match answer {
                 Ok(target) => format!(
                     "{}: current node image version \"{}\" is already at or ahead of target \"{target}\"",
