@@ -275,6 +275,8 @@ pub struct StageRt {
     phase: Phase,
     done_state: UpdateState,
     tripped: bool,
+    /// How many of `groups` are tripped (read at every settle, kept so as not to scan them).
+    pub(super) groups_tripped: u32,
     user_skipped: bool,
     mark: u64,
 }
@@ -583,6 +585,7 @@ impl UpdateRun {
         let retry = self.settings.retry_failed_on_restart;
         for s in 0..self.stages.len() {
             self.stages[s].tripped = false;
+            self.stages[s].groups_tripped = 0;
             for g in 0..self.stages[s].groups.len() {
                 self.stages[s].groups[g].tripped = false;
                 if retry && self.stages[s].groups[g].phase != Phase::Done {
@@ -800,6 +803,7 @@ impl UpdateRun {
         if !group.user_skipped && !group.tripped && group.failure_count > group.max_allowed_failures {
             self.dirty.all = true;
             group.tripped = true;
+            stage.groups_tripped += 1;
             group.note = Note::message(format!(
                 "failureCount {} exceeds maxAllowedFailures {}",
                 group.failure_count, group.max_allowed_failures
@@ -1513,7 +1517,8 @@ impl UpdateRun {
         if stage.tripped {
             return true;
         }
-        let any_group_tripped = stage.groups.iter().any(|g| g.tripped);
+        debug_assert_eq!(stage.groups_tripped as usize, stage.groups.iter().filter(|g| g.tripped).count());
+        let any_group_tripped = stage.groups_tripped > 0;
         any_group_tripped
             && match self.settings.failure_scope {
                 FailureScope::Run => true,
@@ -1798,6 +1803,7 @@ fn build_stage(run: RunId, run_key: u64, s: u16, plan: StagePlan, facts: &mut dy
         phase: Phase::NotReached,
         done_state: UpdateState::NotStarted,
         tripped: false,
+        groups_tripped: 0,
         user_skipped: false,
         mark: 0,
     }

@@ -173,6 +173,10 @@ pub struct RunContext {
     name_key: u64,
     /// Attempts per member (by fleet index), sized on first use.
     attempts: Vec<u32>,
+    /// From when nothing this run delivers can wait for availability in any region (its Kubernetes
+    /// target is released everywhere by then and its pools never wait): members are not looked up
+    /// one by one from then on. `None` when some member may wait (SEMANTICS §5.5c).
+    never_waits_from: Option<Time>,
 }
 
 /// A component of an in-flight upgrade that completes at `at` (offset from the start).
@@ -301,7 +305,15 @@ impl<'a> World<'a> {
 
     /// Registers a run; its id is its position.
     pub fn add_run(&mut self, name: &str, spec: UpgradeSpec, approval_policy: Option<DurationDist>) -> RunId {
+        // `Latest` picks among released images and a run that leaves pools alone has none to wait for.
+        let pools_never_wait = !spec.kind.touches_pools() || matches!(spec.images, ImageSelection::Latest);
+        let kubernetes_everywhere = match spec.kubernetes_version.filter(|_| spec.kind.touches_control_plane()) {
+            None => Some(Time(i64::MIN)),
+            Some(target) => self.releases.kubernetes_everywhere_at(target),
+        };
+        let never_waits_from = kubernetes_everywhere.filter(|_| pools_never_wait);
         self.runs.push(RunContext {
+            never_waits_from,
             name: name.to_string(),
             spec,
             selected_images: None,
@@ -1143,6 +1155,9 @@ impl Facts for World<'_> {
     }
 
     fn not_available(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)> {
+        if self.runs[run as usize].never_waits_from.is_some_and(|t| t <= now) {
+            return None;
+        }
         let epoch = self.members[member.index()].epoch;
         let facts = &mut self.run_facts[run as usize];
         if facts.is_empty() {

@@ -156,6 +156,18 @@ impl ReleaseCalendar {
         }
     }
 
+    /// The instant from which `version` is available in every region, when there is one: a
+    /// release without per-region times, or one the calendar does not list when unlisted versions
+    /// count as released (see [`kubernetes_available_at`](Self::kubernetes_available_at)).
+    pub fn kubernetes_everywhere_at(&self, version: KubernetesVersion) -> Option<Time> {
+        match self.kubernetes_release(version) {
+            Some(release) if release.availability.regions.is_empty() => release.availability.default,
+            Some(_) => None,
+            None if self.kubernetes_implicit => Availability::always().default,
+            None => None,
+        }
+    }
+
     pub fn image_release(&self, version: &NodeImageVersion) -> Option<&ImageRelease> {
         let list = self.images.get(version.family())?;
         // Sorted by version within the family.

@@ -161,7 +161,10 @@ impl UpdateRun {
         for (s, stage) in snapshot.stages.iter().enumerate() {
             run.restore_stage(s, stage, now, &mut commands, &mut running);
         }
-        let tripped = run.stages.iter().any(|s| s.tripped || s.groups.iter().any(|g| g.tripped));
+        for stage in &mut run.stages {
+            stage.groups_tripped = stage.groups.iter().filter(|g| g.tripped).count() as u32;
+        }
+        let tripped = run.stages.iter().any(|s| s.tripped || s.groups_tripped > 0);
         run.failure_halt = tripped && settings.failure_scope == FailureScope::Run;
         run.user_stop = !tripped && matches!(snapshot.state, UpdateState::Stopping | UpdateState::Stopped);
         run.current =
