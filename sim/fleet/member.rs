@@ -1,6 +1,7 @@
 //! Fleet members (AKS clusters) and their node pools, as the simulator sees them.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::text::echo;
 
@@ -154,9 +155,9 @@ pub struct Member {
     pub kubernetes_version: KubernetesVersion,
     pub node_pools: Vec<NodePool>,
     /// Consulted by `Full` and `ControlPlaneOnly` runs (SEMANTICS §5.4).
-    pub auto_upgrade_window: Option<MaintenanceWindow>,
+    pub auto_upgrade_window: Option<Arc<MaintenanceWindow>>,
     /// Consulted by `NodeImageOnly` runs and SecurityPatch (SEMANTICS §5.4).
-    pub node_os_window: Option<MaintenanceWindow>,
+    pub node_os_window: Option<Arc<MaintenanceWindow>>,
     /// LTS clusters may skip minors (SEMANTICS §8).
     pub long_term_support: bool,
     /// A stopped cluster fails any upgrade at once (azure-fleet-semantics.md §9).

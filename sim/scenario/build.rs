@@ -107,7 +107,13 @@ fn build_inner(
     let mut releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), regions, seed);
     let generated = build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos);
     fleet.extend(generated);
-    fleet.sort_by(|a, b| a.member.name.cmp(&b.member.name));
+    // Sorted through a permutation: an entry is a large record, moved once rather than at every
+    // step of the sort. Stable, so duplicates keep their order (the second is the one reported).
+    let mut order: Vec<usize> = (0..fleet.len()).collect();
+    order.sort_by(|&a, &b| fleet[a].member.name.cmp(&fleet[b].member.name));
+    let mut slots: Vec<Option<FleetEntry>> = fleet.into_iter().map(Some).collect();
+    let mut fleet: Vec<FleetEntry> =
+        order.into_iter().map(|i| slots[i].take().expect("a permutation takes each entry once")).collect();
     for pair in fleet.windows(2) {
         if pair[0].member.name == pair[1].member.name {
             let which = |e: &FleetEntry| match e.generated {
@@ -130,7 +136,7 @@ fn build_inner(
         .into_iter()
         .map(|e| {
             // `--dump-fleet` shows every label as the service does, Fleet's own among them.
-            dtos.extend(e.dto.map(|d| MemberDto { labels: e.member.all_labels(), ..d }));
+            dtos.extend(e.dto.map(|d| MemberDto { labels: e.member.all_labels(), ..*d }));
             e.member
         })
         .collect();

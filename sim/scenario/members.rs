@@ -28,8 +28,8 @@ pub(crate) struct FleetEntry {
     pub generated: Option<u64>,
     /// Its own duration model (`durations` of the member or its generator).
     pub durations: Option<Arc<DurationModel>>,
-    /// Its DTO, kept only for `--dump-fleet`.
-    pub dto: Option<MemberDto>,
+    /// Its DTO, kept only for `--dump-fleet` (boxed: a DTO is large and usually absent).
+    pub dto: Option<Box<MemberDto>>,
 }
 
 /// Converts the scenario's explicit `members`, each with its own duration model if it gives one.
@@ -51,7 +51,7 @@ pub(crate) fn build_members(
                 path,
                 generated: None,
                 durations,
-                dto: keep_dtos.then(|| m.clone()),
+                dto: keep_dtos.then(|| Box::new(m.clone())),
             })
         })
         .collect()
@@ -68,7 +68,9 @@ pub(crate) fn build_generated(
     base_durations: &DurationModel,
     keep_dtos: bool,
 ) -> Vec<FleetEntry> {
-    let mut out = Vec::new();
+    // Room for what the generators ask (their counts are checked later; a wrong one only costs room).
+    let asked = generators.iter().map(|g| g.count.clamp(0, 1 << 20) as usize).fold(0usize, usize::saturating_add);
+    let mut out = Vec::with_capacity(asked.min(1 << 20));
     for (g, dto) in generators.iter().enumerate() {
         let path = join("/memberGenerators", g);
         let Some(generator) = Generator::plan(ctx, dto, &path, seed, calendar, base_durations) else { continue };
@@ -86,7 +88,7 @@ pub(crate) fn build_generated(
                     path: path.clone(),
                     generated: Some(i + 1),
                     durations: generator.durations(),
-                    dto: keep_dtos.then_some(member),
+                    dto: keep_dtos.then(|| Box::new(member)),
                 });
             }
         }
@@ -175,8 +177,8 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
         cluster,
         kubernetes_version: version?,
         node_pools: pools,
-        auto_upgrade_window,
-        node_os_window,
+        auto_upgrade_window: auto_upgrade_window.map(Arc::new),
+        node_os_window: node_os_window.map(Arc::new),
         long_term_support: m.long_term_support,
         stopped: m.stopped,
     })

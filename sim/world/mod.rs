@@ -415,8 +415,8 @@ impl<'a> World<'a> {
     fn window_for(&self, run: RunId, member: MemberId) -> Option<&'a MaintenanceWindow> {
         let m = &self.fleet[member.index()];
         match self.window_kind(run) {
-            NODE_OS => m.node_os_window.as_ref(),
-            _ => m.auto_upgrade_window.as_ref(),
+            NODE_OS => m.node_os_window.as_deref(),
+            _ => m.auto_upgrade_window.as_deref(),
         }
     }
 

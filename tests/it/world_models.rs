@@ -983,7 +983,7 @@ fn cached_window_answers_equal_the_calendars_at_every_instant() {
     let mut step = 0i64;
     while t < s.start + Duration::days(60) {
         for (i, m) in s.fleet.iter().enumerate() {
-            let window = m.node_os_window.as_ref();
+            let window = m.node_os_window.as_deref();
             let member = MemberId(i as u32);
             assert_eq!(world.window_class(run, member, t), class_of(window, t, OPENS_SOON_LOOKAHEAD), "m{i} at {t}");
             let (class, until) = world.window_class_until(run, member, t);
