@@ -197,7 +197,7 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
         runs.push(UpdateRun::new(
             id,
             &spec.name,
-            spec.plan.clone(),
+            &spec.plan,
             scenario.settings.run,
             &mut world,
             options.record_timeline,
@@ -544,7 +544,7 @@ impl<'a> Sim<'a> {
         self.runs.push(UpdateRun::new(
             id,
             &run_spec.name,
-            run_spec.plan.clone(),
+            &run_spec.plan,
             self.scenario.settings.run,
             &mut self.world,
             self.record,

@@ -165,7 +165,7 @@ fn finished(status: &RunStatus) -> Finished {
 /// terms, position by position.
 fn align(scenario: &Scenario, index: usize, status: &RunStatus, problems: &mut Vec<Problem>) -> (RunPlan, RunSnapshot) {
     let spec = &scenario.runs[index];
-    let mut plan = spec.plan.clone();
+    let mut plan = RunPlan::clone(&spec.plan);
     let mut stages = Vec::new();
     let names: Vec<&str> = plan.stages.iter().map(|s| s.name.as_str()).collect();
     if status.stages.len() != plan.stages.len() {

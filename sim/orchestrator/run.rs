@@ -356,23 +356,19 @@ impl UpdateRun {
     pub fn new(
         id: RunId,
         name: &str,
-        plan: RunPlan,
+        plan: &RunPlan,
         settings: RunSettings,
         facts: &mut dyn Facts,
         record: bool,
     ) -> UpdateRun {
         let run_key = name_key(name);
-        let stages = plan
-            .stages
-            .into_iter()
-            .enumerate()
-            .map(|(s, stage)| build_stage(id, run_key, s as u16, stage, facts))
-            .collect();
+        let stages =
+            plan.stages.iter().enumerate().map(|(s, stage)| build_stage(id, run_key, s as u16, stage, facts)).collect();
         let mut run = UpdateRun {
             id,
             name: name.to_string(),
             stages,
-            not_selected: plan.not_selected,
+            not_selected: plan.not_selected.clone(),
             state: UpdateState::NotStarted,
             start_time: None,
             completed_time: None,
@@ -1765,21 +1761,18 @@ fn gate_guid(run_key: u64, r: GateRef) -> String {
     )
 }
 
-fn build_stage(run: RunId, run_key: u64, s: u16, plan: StagePlan, facts: &mut dyn Facts) -> StageRt {
-    let gates = |list: Vec<GateConfig>, group: Option<u16>, timing: Timing| -> Vec<GateRt> {
-        list.into_iter()
+fn build_stage(run: RunId, run_key: u64, s: u16, plan: &StagePlan, facts: &mut dyn Facts) -> StageRt {
+    let gates = |list: &[GateConfig], group: Option<u16>, timing: Timing| -> Vec<GateRt> {
+        list.iter()
+            .cloned()
             .enumerate()
             .map(|(i, config)| gate_rt(run_key, GateRef { stage: s, group, timing, index: i as u16 }, config))
             .collect()
     };
-    let groups = plan
-        .groups
-        .into_iter()
-        .enumerate()
-        .map(|(g, group)| build_group(run, g as u16, group, facts, &gates))
-        .collect();
+    let groups =
+        plan.groups.iter().enumerate().map(|(g, group)| build_group(run, g as u16, group, facts, &gates)).collect();
     StageRt {
-        name: plan.name,
+        name: plan.name.clone(),
         max_concurrency: plan.max_concurrency,
         max_allowed_failures: plan.max_allowed_failures,
         failure_count: 0,
@@ -1788,8 +1781,8 @@ fn build_stage(run: RunId, run_key: u64, s: u16, plan: StagePlan, facts: &mut dy
         completed_time: None,
         note: Note::default(),
         groups,
-        before_gates: gates(plan.before_gates, None, Timing::Before),
-        after_gates: gates(plan.after_gates, None, Timing::After),
+        before_gates: gates(&plan.before_gates, None, Timing::Before),
+        after_gates: gates(&plan.after_gates, None, Timing::After),
         wait: (plan.after_stage_wait > Duration::ZERO).then(|| WaitRt {
             duration: plan.after_stage_wait,
             state: UpdateState::NotStarted,
@@ -1809,13 +1802,10 @@ fn build_stage(run: RunId, run_key: u64, s: u16, plan: StagePlan, facts: &mut dy
     }
 }
 
-fn build_group(
-    run: RunId,
-    g: u16,
-    plan: GroupPlan,
-    facts: &mut dyn Facts,
-    gates: &dyn Fn(Vec<GateConfig>, Option<u16>, Timing) -> Vec<GateRt>,
-) -> GroupRt {
+/// Makes the runtime gates of one list: (configs, group, timing) → gates.
+type GateBuilder<'a> = dyn Fn(&[GateConfig], Option<u16>, Timing) -> Vec<GateRt> + 'a;
+
+fn build_group(run: RunId, g: u16, plan: &GroupPlan, facts: &mut dyn Facts, gates: &GateBuilder) -> GroupRt {
     let has_windows = plan.members.iter().any(|&m| facts.has_window(run, m));
     let member_count = plan.members.len();
     let members = plan
@@ -1837,7 +1827,7 @@ fn build_group(
         })
         .collect();
     GroupRt {
-        name: plan.name,
+        name: plan.name.clone(),
         max_concurrency: plan.max_concurrency,
         max_allowed_failures: plan.max_allowed_failures,
         failure_count: 0,
@@ -1846,8 +1836,8 @@ fn build_group(
         completed_time: None,
         note: Note::default(),
         members,
-        before_gates: gates(plan.before_gates, Some(g), Timing::Before),
-        after_gates: gates(plan.after_gates, Some(g), Timing::After),
+        before_gates: gates(&plan.before_gates, Some(g), Timing::Before),
+        after_gates: gates(&plan.after_gates, Some(g), Timing::After),
         peak_running: 0,
         running: 0,
         phase: Phase::NotReached,

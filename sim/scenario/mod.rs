@@ -23,7 +23,7 @@ pub mod window_dto;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use crate::text;
 use serde_json::Value;
@@ -74,7 +74,8 @@ pub struct RunSpec {
     /// JSON Pointer of the strategy it uses (`/updateStrategies/NAME`, or its inline `strategy`);
     /// empty for one by one. Warnings point into it.
     pub strategy_pointer: String,
-    pub plan: RunPlan,
+    /// Shared: every replication reads it, none changes it.
+    pub plan: Arc<RunPlan>,
     pub upgrade: UpgradeSpec,
     /// `None`: created but started only by a `start` action.
     pub start: Option<Time>,

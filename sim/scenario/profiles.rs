@@ -1,6 +1,7 @@
 //! Auto-upgrade profiles (SEMANTICS §9): the API's `AutoUpgradeProfile` properties, validated.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -115,7 +116,7 @@ pub struct ProfileSpec {
     pub disabled: bool,
     pub strategy_name: Option<String>,
     /// Membership and limits, resolved once (the fleet's labels do not change during a simulation).
-    pub plan: RunPlan,
+    pub plan: Arc<RunPlan>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -225,7 +226,7 @@ pub(crate) fn build_profiles(
             images,
             disabled: dto.disabled.unwrap_or(false),
             strategy_name,
-            plan,
+            plan: plan.into(),
         });
     }
     out

@@ -98,7 +98,7 @@ fn build_run(
         name: run.name.clone(),
         strategy_name,
         strategy_pointer: strategy_path,
-        plan,
+        plan: plan.into(),
         upgrade: upgrade?,
         start: if run.start.as_deref() == Some("manual") { None } else { start },
         actions,

@@ -145,7 +145,7 @@ impl UpdateRun {
         snapshot: &RunSnapshot,
         now: Time,
     ) -> Result<Restored, Vec<RestoreProblem>> {
-        let mut run = UpdateRun::new(id, name, plan, settings, facts, false);
+        let mut run = UpdateRun::new(id, name, &plan, settings, facts, false);
         let problems = check(&run, snapshot);
         if !problems.is_empty() {
             return Err(problems);
