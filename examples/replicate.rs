@@ -30,6 +30,10 @@ fn main() {
     for replication in 0..replications {
         events += simulate(&scenario, SimOptions { record_timeline, replication }).events_processed;
     }
+    if replications == 0 {
+        println!("loaded in {load_ms:.1} ms; no replications");
+        return;
+    }
     let per = started.elapsed().as_secs_f64() / replications as f64;
     println!(
         "loaded in {load_ms:.1} ms; {replications} replications, {:.3} ms each, {} events each",

@@ -107,13 +107,12 @@ fn build_inner(
     let mut releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), regions, seed);
     let generated = build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos);
     fleet.extend(generated);
-    // Sorted through a permutation: an entry is a large record, moved once rather than at every
-    // step of the sort. Stable, so duplicates keep their order (the second is the one reported).
+    // Sorted through a permutation applied in place: an entry is a large record, moved about once
+    // rather than at every step of a sort, and without a second list of them. Stable, so
+    // duplicates keep their order (the second is the one reported).
     let mut order: Vec<usize> = (0..fleet.len()).collect();
     order.sort_by(|&a, &b| fleet[a].member.name.cmp(&fleet[b].member.name));
-    let mut slots: Vec<Option<FleetEntry>> = fleet.into_iter().map(Some).collect();
-    let mut fleet: Vec<FleetEntry> =
-        order.into_iter().map(|i| slots[i].take().expect("a permutation takes each entry once")).collect();
+    permute(&mut fleet, order);
     for pair in fleet.windows(2) {
         if pair[0].member.name == pair[1].member.name {
             let which = |e: &FleetEntry| match e.generated {
@@ -256,5 +255,40 @@ fn build_settings(ctx: &mut Ctx, dto: &SettingsDto) -> Settings {
             minor_skip: if minor == 0 { MinorSkipRule::Fail } else { MinorSkipRule::Skip },
             window_lookahead: Duration::hours(4),
         },
+    }
+}
+
+/// Reorders `items` so that position `k` holds what was at `order[k]` (`order` a permutation of
+/// the indices), following each cycle of the permutation with swaps.
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
+    const DONE: usize = usize::MAX;
+    for start in 0..items.len() {
+        let mut at = start;
+        while order[at] != DONE {
+            let from = order[at];
+            order[at] = DONE;
+            if from == start {
+                break;
+            }
+            items.swap(at, from);
+            at = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn permute_puts_what_was_at_order_k_at_k() {
+        let cases: [&[usize]; 5] = [&[], &[0], &[2, 0, 1], &[1, 0, 3, 2], &[4, 2, 0, 1, 3]];
+        for order in cases {
+            let items: Vec<char> = (0..order.len()).map(|i| (b'a' + i as u8) as char).collect();
+            let mut permuted = items.clone();
+            permute(&mut permuted, order.to_vec());
+            let expected: Vec<char> = order.iter().map(|&i| items[i]).collect();
+            assert_eq!(permuted, expected, "{order:?}");
+        }
     }
 }
