@@ -15,8 +15,8 @@ use std::fmt::Write;
 use super::ReportContext;
 use super::charts::Chart;
 use super::charts::run::RunChart;
-use super::summary::{RunSummary, Summary, summary};
-use super::tables::{MemberRow, member_rows};
+use super::summary::{RunSummary, Summary};
+use super::tables::MemberRow;
 
 /// Member tables up to this size are shown unfolded.
 pub const OPEN_MEMBER_ROWS: usize = 100;
@@ -205,8 +205,8 @@ fn hours_text(h: f64) -> String {
 /// The `index.html` of a run report folder: `charts` are the run charts, `profile_charts` the
 /// auto-upgrade charts (shown with the profile summaries when the scenario has profiles).
 pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[RunChart]) -> String {
-    let summary = summary(ctx);
-    let rows = member_rows(ctx);
+    let summary = ctx.summary();
+    let rows = ctx.member_rows();
     let mut body = String::new();
     header_section(&mut body, ctx, &summary);
     warnings_section(&mut body, &summary);

@@ -14,6 +14,7 @@ pub mod summary;
 pub mod tables;
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::output::{self, Existing, OutputError, Staging};
 
@@ -28,11 +29,32 @@ pub struct ReportContext<'a> {
     pub fleet_name: String,
     /// Warnings about the scenario and its simulation (`summary.json` `warnings`, top of `index.html`).
     pub warnings: Vec<Problem>,
+    /// Made once for `members.csv` and `index.html` (see [`member_rows`](Self::member_rows)).
+    member_rows: OnceLock<Vec<tables::MemberRow>>,
+    /// Made once for `summary.json` and `index.html`, after `warnings` are final.
+    summary: OnceLock<summary::Summary>,
 }
 
 impl<'a> ReportContext<'a> {
     pub fn new(scenario: &'a Scenario, result: &'a SimResult) -> ReportContext<'a> {
-        ReportContext { scenario, result, fleet_name: "fleet".to_string(), warnings: Vec::new() }
+        ReportContext {
+            scenario,
+            result,
+            fleet_name: "fleet".to_string(),
+            warnings: Vec::new(),
+            member_rows: OnceLock::new(),
+            summary: OnceLock::new(),
+        }
+    }
+
+    /// The rows of `members.csv`, made on first use and shared by the files that show them.
+    pub fn member_rows(&self) -> &[tables::MemberRow] {
+        self.member_rows.get_or_init(|| tables::member_rows(self))
+    }
+
+    /// The summary of `summary.json`, made on first use (so after `warnings` are set) and shared.
+    pub fn summary(&self) -> &summary::Summary {
+        self.summary.get_or_init(|| summary::summary(self))
     }
 }
 
@@ -59,7 +81,7 @@ fn data_files(ctx: &ReportContext, fleet: Option<&profiles::FleetDays>) -> anyho
     let mut files: Vec<ReportFile> = vec![
         ("members.csv".into(), tables::members_csv(ctx)?),
         ("timeline.csv".into(), tables::timeline_csv(ctx)?),
-        ("summary.json".into(), to_json(&summary::summary(ctx))?),
+        ("summary.json".into(), to_json(ctx.summary())?),
     ];
     for (i, run) in ctx.result.runs.iter().enumerate() {
         files.push((Path::new("status").join(format!("{}.json", run.name)), to_json(&status::run_resource(ctx, i))?));

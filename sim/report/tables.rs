@@ -135,7 +135,7 @@ pub fn members_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
         "failure_code",
         "message",
     ])?;
-    for row in member_rows(ctx) {
+    for row in ctx.member_rows() {
         w.write_record(row.fields())?;
     }
     w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
