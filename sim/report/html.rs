@@ -208,12 +208,12 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
     let summary = ctx.summary();
     let rows = ctx.member_rows();
     let mut body = String::new();
-    header_section(&mut body, ctx, &summary);
-    warnings_section(&mut body, &summary);
-    critical_section(&mut body, &summary);
+    header_section(&mut body, ctx, summary);
+    warnings_section(&mut body, summary);
+    critical_section(&mut body, summary);
     // Profiles come first: with many generated runs, they are the roll-up a reviewer reads first.
-    autoupgrade_section(&mut body, &summary, profile_charts);
-    summary_section(&mut body, &summary);
+    autoupgrade_section(&mut body, summary, profile_charts);
+    summary_section(&mut body, summary);
     body.push_str("<h2 id=\"charts\">Charts</h2>\n");
     for chart in charts {
         let stem = format!("charts/{}", chart.name);
@@ -226,9 +226,9 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
             Some(&stem),
         );
     }
-    stages_section(&mut body, &summary);
-    failures_section(&mut body, &rows);
-    members_section(&mut body, &rows);
+    stages_section(&mut body, summary);
+    failures_section(&mut body, rows);
+    members_section(&mut body, rows);
     if !summary.notes.is_empty() {
         body.push_str("<h2 id=\"notes\">Notes</h2>\n<p>Actions that did nothing, and why.</p>\n<ul>\n");
         for note in &summary.notes {
