@@ -152,8 +152,11 @@ pub fn write_folder(dir: &Path, files: &[ReportFile], replace: Replace) -> Resul
     let target = check_folder(dir, replace)?;
     let staging = Staging::beside(&target, "partial")?;
     staging.write(Path::new(MARKER), MARKER_TEXT.as_bytes())?;
-    for (path, bytes) in files {
-        staging.write(path, bytes)?;
-    }
+    // Files are independent: written on the pool's threads (copying tens of megabytes into the page
+    // cache is most of a large report's writing); the first failure in file order is the one told.
+    use rayon::prelude::*;
+    let written: Vec<Result<(), OutputError>> =
+        files.par_iter().map(|(path, bytes)| staging.write(path, bytes)).collect();
+    written.into_iter().collect::<Result<(), OutputError>>()?;
     staging.commit()
 }
