@@ -444,6 +444,46 @@ impl UpdateRun {
         self.dirty.groups.clear();
     }
 
+    /// The dirty set's premise (tests and debug builds): a group no event touched shows its current
+    /// display state, has no step of its own left, and has no candidate it could start now.
+    #[cfg(debug_assertions)]
+    fn check_untouched_groups_are_settled(&self) {
+        if self.dirty.all || self.current >= self.stages.len() {
+            return;
+        }
+        let s = self.current;
+        let stage = &self.stages[s];
+        let blocked = self.is_blocked();
+        for (g, group) in stage.groups.iter().enumerate().filter(|(_, g)| !g.dirty) {
+            assert_eq!(self.group_display(s, g), group.state, "untouched group {g} of stage {s} not settled");
+            if stage.phase != Phase::Active {
+                continue;
+            }
+            let step_left = match group.phase {
+                Phase::NotReached => !blocked,
+                Phase::BeforeGates => !blocked && group.before_gates.iter().all(|x| x.state == UpdateState::Completed),
+                Phase::Active => {
+                    group.terminal as usize == group.members.len()
+                        && !group.tripped
+                        && (!blocked || group.after_gates.is_empty())
+                }
+                Phase::After => group.after_gates.iter().all(|x| x.state == UpdateState::Completed),
+                Phase::Done => false,
+            };
+            assert!(!step_left, "untouched group {g} of stage {s} has a step left in {:?}", group.phase);
+            let has_room = !blocked
+                && !stage.tripped
+                && stage.running < stage.max_concurrency
+                && group.phase == Phase::Active
+                && !group.tripped
+                && group.running < group.max_concurrency;
+            if has_room {
+                let candidate = group.members.iter().any(|m| m.state == UpdateState::NotStarted);
+                assert!(!candidate, "untouched group {g} of stage {s} has room and a member to start");
+            }
+        }
+    }
+
     pub fn settings(&self) -> &RunSettings {
         &self.settings
     }
@@ -857,6 +897,8 @@ impl UpdateRun {
             // Pending members of any group are examined again.
             self.touch_all();
         }
+        #[cfg(debug_assertions)]
+        self.check_untouched_groups_are_settled();
         // Bounded: every iteration either reaches/opens/completes something or starts a member.
         for _ in 0..1_000_000 {
             let progressed = self.progress(now, out);
