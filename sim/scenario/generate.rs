@@ -242,9 +242,20 @@ struct Placeholders<'a> {
 
 impl Placeholders<'_> {
     fn fill(&self, pattern: &str) -> String {
-        let mut text = pattern.replace("{index}", &self.index).replace("{region}", self.region);
-        text = text.replace("{geography}", self.geography);
-        text.replace("{group}", self.group.unwrap_or("none"))
+        // The placeholders are replaced one after another, each in the text the previous left; a
+        // replacement is made only where its placeholder occurs (patterns are filled per member).
+        let mut text = pattern.to_string();
+        for (placeholder, value) in [
+            ("{index}", self.index.as_str()),
+            ("{region}", self.region),
+            ("{geography}", self.geography),
+            ("{group}", self.group.unwrap_or("none")),
+        ] {
+            if text.contains(placeholder) {
+                text = text.replace(placeholder, value);
+            }
+        }
+        text
     }
 }
 
