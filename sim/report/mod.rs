@@ -16,6 +16,8 @@ pub mod tables;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use rayon::prelude::*;
+
 use crate::output::{self, Existing, OutputError, Staging};
 
 use crate::scenario::{Problem, Scenario};
@@ -154,7 +156,6 @@ pub fn write_folder(dir: &Path, files: &[ReportFile], replace: Replace) -> Resul
     staging.write(Path::new(MARKER), MARKER_TEXT.as_bytes())?;
     // Files are independent: written on the pool's threads (copying tens of megabytes into the page
     // cache is most of a large report's writing); the first failure in file order is the one told.
-    use rayon::prelude::*;
     let written: Vec<Result<(), OutputError>> =
         files.par_iter().map(|(path, bytes)| staging.write(path, bytes)).collect();
     written.into_iter().collect::<Result<(), OutputError>>()?;

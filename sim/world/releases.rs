@@ -149,21 +149,25 @@ impl ReleaseCalendar {
 
     /// When `version` reaches `region` (`None`: never).
     pub fn kubernetes_available_at(&self, version: KubernetesVersion, region: &str) -> Option<Time> {
-        match self.kubernetes_release(version) {
-            Some(release) => release.availability.at(region),
-            None if self.kubernetes_implicit => Availability::always().default,
-            None => None,
-        }
+        self.read_kubernetes_availability(version, |a| a.at(region))
     }
 
-    /// The instant from which `version` is available in every region, when there is one: a
-    /// release without per-region times, or one the calendar does not list when unlisted versions
-    /// count as released (see [`kubernetes_available_at`](Self::kubernetes_available_at)).
+    /// The instant from which `version` is available in every region, when there is one (a release
+    /// without per-region times; see [`kubernetes_available_at`](Self::kubernetes_available_at)).
     pub fn kubernetes_everywhere_at(&self, version: KubernetesVersion) -> Option<Time> {
+        self.read_kubernetes_availability(version, |a| a.regions.is_empty().then_some(a.default).flatten())
+    }
+
+    /// `read` of the availability of `version`: its release's, or, for a version the calendar does
+    /// not list, "always" when unlisted versions count as released and "never" otherwise.
+    fn read_kubernetes_availability(
+        &self,
+        version: KubernetesVersion,
+        read: impl Fn(&Availability) -> Option<Time>,
+    ) -> Option<Time> {
         match self.kubernetes_release(version) {
-            Some(release) if release.availability.regions.is_empty() => release.availability.default,
-            Some(_) => None,
-            None if self.kubernetes_implicit => Availability::always().default,
+            Some(release) => read(&release.availability),
+            None if self.kubernetes_implicit => read(&Availability::always()),
             None => None,
         }
     }
