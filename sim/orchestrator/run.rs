@@ -813,9 +813,15 @@ impl UpdateRun {
         };
         self.set_member_state(slot, state, note);
         self.stages[s].groups[g].members[slot.index as usize].end_time = Some(now);
-        // A slot freed under a full stage limit is every group's to take.
+        // A slot freed under a full stage limit is for the groups with room of their own: one at its
+        // own limit could not take it, and neither could one that is not active or has tripped.
         if self.stages[s].running >= self.stages[s].max_concurrency {
-            self.touch_all();
+            for other in 0..self.stages[s].groups.len() {
+                let group = &self.stages[s].groups[other];
+                if group.phase == Phase::Active && !group.tripped && group.running < group.max_concurrency {
+                    self.touch_group(s, other);
+                }
+            }
         }
         self.touch_group(s, g);
         let group = &mut self.stages[s].groups[g];
