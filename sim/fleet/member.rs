@@ -145,6 +145,8 @@ pub fn normalize_region(region: &str) -> String {
 #[derive(Clone, Debug)]
 pub struct Member {
     pub name: String,
+    /// `name_key(name)`, worked out once when the member is built: its identity in the seed tree.
+    pub name_key: u64,
     pub region: String,
     /// The member's update group (`properties.group` of the fleet member), used by group-name mode.
     pub group: Option<String>,
@@ -205,6 +207,7 @@ mod tests {
     fn member(cluster: Option<ClusterRef>) -> Member {
         Member {
             name: "m1".into(),
+            name_key: crate::engine::name_key("m1"),
             region: "eastus".into(),
             group: None,
             labels: BTreeMap::from([("ring".to_string(), "canary".to_string())]),

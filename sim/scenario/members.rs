@@ -9,6 +9,7 @@ use crate::fleet::member::{
     FLEET_MEMBER_NAME, FLEET_RESOURCE_GROUP, normalize_region,
 };
 use crate::fleet::selector::{validate_label_key, validate_label_value};
+use crate::engine::name_key;
 use crate::fleet::{KubernetesVersion, Member};
 use crate::world::{DurationModel, ReleaseCalendar};
 
@@ -166,6 +167,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
     let [auto_upgrade_window, node_os_window] = windows;
     Some(Member {
         name: m.name.clone(),
+        name_key: name_key(&m.name),
         region: m.region.clone(),
         group: m.group.clone(),
         labels: m

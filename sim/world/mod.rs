@@ -155,8 +155,6 @@ struct MemberState {
     busy_with: Option<RunId>,
     /// Counts finished attempts: facts cached about the member's versions hold for one epoch.
     epoch: u32,
-    /// `name_key` of the member's name, the member's identity in the seed tree.
-    name_key: u64,
 }
 
 /// What one run needs from the world.
@@ -279,7 +277,6 @@ impl<'a> World<'a> {
                     from_snapshot: p.from_snapshot,
                 }));
                 MemberState {
-                    name_key: name_key(&m.name),
                     kubernetes_version: m.kubernetes_version,
                     first_pool,
                     busy_with: None,
@@ -622,7 +619,7 @@ impl<'a> World<'a> {
     /// A member starts upgrading in `run` at `now`: decide how long it takes and how it ends.
     pub fn start_upgrade(&mut self, run: RunId, member: MemberId, now: Time) -> Attempt {
         let attempt = self.count_attempt(run, member);
-        let keys = [self.members[member.index()].name_key, self.runs[run as usize].name_key, attempt];
+        let keys = [self.fleet[member.index()].name_key, self.runs[run as usize].name_key, attempt];
         let drawn = self.draw_attempt(run, member, now, keys);
         self.begin(run, member, now, drawn)
     }

@@ -39,7 +39,7 @@ impl<'a> World<'a> {
     pub fn resume_upgrade(&mut self, run: RunId, member: MemberId, started: Time, now: Time) -> Resumed {
         let elapsed = now - started;
         self.count_attempt(run, member);
-        let key = |k: u64| [self.members[member.index()].name_key, self.runs[run as usize].name_key ^ RESUMED, k];
+        let key = |k: u64| [self.fleet[member.index()].name_key, self.runs[run as usize].name_key ^ RESUMED, k];
         let mut longest = None;
         for k in 0..CONDITIONED_DRAWS {
             let drawn = self.draw_attempt(run, member, started, key(k));
