@@ -87,6 +87,55 @@ pub struct NodePool {
     pub from_snapshot: bool,
 }
 
+/// A member's own labels, sorted by key: one allocation for the list (a map's node holds room for
+/// eleven entries, and a fleet of a million members has a million of these).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemberLabels(Box<[(Box<str>, Box<str>)]>);
+
+impl MemberLabels {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| &*self.0[i].1)
+    }
+
+    /// The labels in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (&**k, &**v))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| &**k)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn to_map(&self) -> BTreeMap<String, String> {
+        self.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+}
+
+/// As a map collects: sorted by key, and of two entries with one key the later wins.
+impl FromIterator<(String, String)> for MemberLabels {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
+        let mut list: Vec<(Box<str>, Box<str>)> = iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        // Stable: entries of one key stay in their order, and the last of each run is kept.
+        list.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut kept: Vec<(Box<str>, Box<str>)> = Vec::with_capacity(list.len());
+        for entry in list {
+            match kept.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => kept.push(entry),
+            }
+        }
+        MemberLabels(kept.into_boxed_slice())
+    }
+}
+
 /// The labels Fleet Manager adds to every member, read-only (the REST API's FleetMembers examples).
 pub const FLEET_LOCATION: &str = "fleet.azure.com/location";
 pub const FLEET_MEMBER_NAME: &str = "fleet.azure.com/member-name";
@@ -151,7 +200,7 @@ pub struct Member {
     /// The member's update group (`properties.group` of the fleet member), used by group-name mode.
     pub group: Option<String>,
     /// The labels the scenario gives (without the Fleet-owned ones: [`Member::label`] adds those).
-    pub labels: BTreeMap<String, String>,
+    pub labels: MemberLabels,
     /// From `clusterResourceId`, when the scenario gives one.
     pub cluster: Option<ClusterRef>,
     pub kubernetes_version: KubernetesVersion,
@@ -183,7 +232,7 @@ impl Member {
 
     /// Every label as the service shows it: the scenario's and Fleet's own.
     pub fn all_labels(&self) -> BTreeMap<String, String> {
-        let mut labels = self.labels.clone();
+        let mut labels = self.labels.to_map();
         for key in FLEET_LABELS {
             if let Some(value) = self.fleet_label(key) {
                 labels.insert(key.to_string(), value.to_string());
@@ -195,7 +244,7 @@ impl Member {
 
 impl super::selector::Labels for Member {
     fn label(&self, key: &str) -> Option<&str> {
-        self.fleet_label(key).or_else(|| self.labels.get(key).map(String::as_str))
+        self.fleet_label(key).or_else(|| self.labels.get(key))
     }
 }
 
@@ -210,7 +259,7 @@ mod tests {
             name_key: crate::engine::name_key("m1"),
             region: "eastus".into(),
             group: None,
-            labels: BTreeMap::from([("ring".to_string(), "canary".to_string())]),
+            labels: MemberLabels::from_iter([("ring".to_string(), "canary".to_string())]),
             cluster,
             kubernetes_version: KubernetesVersion::parse("1.30.1").unwrap(),
             node_pools: Vec::new(),
@@ -219,6 +268,23 @@ mod tests {
             long_term_support: false,
             stopped: false,
         }
+    }
+
+    #[test]
+    fn labels_read_like_the_map_they_replace() {
+        // Unsorted input with a repeated key: the same answers as a BTreeMap collected from it.
+        let input = [("tier", "web"), ("env", "prod"), ("a", ""), ("tier", "db"), ("zone", "1")];
+        let owned = || input.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        let labels: MemberLabels = owned().collect();
+        let map: BTreeMap<String, String> = owned().collect();
+        assert_eq!(labels.to_map(), map);
+        assert_eq!(labels.len(), map.len());
+        assert!(labels.keys().eq(map.keys().map(String::as_str)));
+        for key in ["tier", "env", "a", "zone", "", "b", "tie", "tierx", "zzz"] {
+            assert_eq!(labels.get(key), map.get(key).map(String::as_str), "{key}");
+        }
+        assert!(MemberLabels::default().is_empty());
+        assert_eq!(MemberLabels::default().get("tier"), None);
     }
 
     const ID: &str =

@@ -6,5 +6,5 @@ pub mod selector;
 pub mod version;
 pub mod window;
 
-pub use member::{Member, MemberId, NodePool, OsSku, Surge};
+pub use member::{Member, MemberId, MemberLabels, NodePool, OsSku, Surge};
 pub use version::{KubernetesVersion, MinorVersion, NodeImageVersion};

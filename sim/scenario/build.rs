@@ -105,8 +105,7 @@ fn build_inner(
     let mut regions: BTreeSet<String> = fleet.iter().map(|e| e.member.region.clone()).collect();
     regions.extend(super::generate::generator_regions(&dto.member_generators));
     let mut releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), regions, seed);
-    let generated = build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos);
-    fleet.extend(generated);
+    build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos, &mut fleet);
     // Sorted through a permutation applied in place: an entry is a large record, moved about once
     // rather than at every step of a sort, and without a second list of them. Stable, so
     // duplicates keep their order (the second is the one reported).

@@ -58,9 +58,9 @@ pub(crate) fn build_members(
         .collect()
 }
 
-/// Generates the members of every generator and converts them. `calendar` resolves minors and image
-/// ages; `keep_dtos` keeps each member's DTO (for `--dump-fleet`). A generator stops at its first
-/// member with a problem.
+/// Generates the members of every generator, converts them and adds them to `out`. `calendar`
+/// resolves minors and image ages; `keep_dtos` keeps each member's DTO (for `--dump-fleet`). A
+/// generator stops at its first member with a problem.
 pub(crate) fn build_generated(
     ctx: &mut Ctx,
     generators: &[GeneratorDto],
@@ -68,10 +68,11 @@ pub(crate) fn build_generated(
     calendar: &ReleaseCalendar,
     base_durations: &DurationModel,
     keep_dtos: bool,
-) -> Vec<FleetEntry> {
+    out: &mut Vec<FleetEntry>,
+) {
     // Room for what the generators ask (their counts are checked later; a wrong one only costs room).
     let asked = generators.iter().map(|g| g.count.clamp(0, 1 << 20) as usize).fold(0usize, usize::saturating_add);
-    let mut out = Vec::with_capacity(asked.min(1 << 20));
+    out.reserve(asked.min(1 << 20));
     for (g, dto) in generators.iter().enumerate() {
         let path = join("/memberGenerators", g);
         let Some(generator) = Generator::plan(ctx, dto, &path, seed, calendar, base_durations) else { continue };
@@ -94,7 +95,6 @@ pub(crate) fn build_generated(
             }
         }
     }
-    out
 }
 
 /// Converts one member DTO (explicit or generated).
@@ -137,16 +137,17 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
         }
         Some(list) => {
             let mut names = BTreeSet::new();
-            list.iter()
-                .enumerate()
-                .filter_map(|(i, p)| {
-                    let pool_path = join(&join(path, "nodePools"), i);
-                    if !names.insert(p.name.clone()) {
-                        ctx.err(join(&pool_path, "name"), format!("node pool {} appears twice", echo(&p.name)));
-                    }
-                    build_pool(ctx, p, &pool_path, version)
-                })
-                .collect()
+            // Sized to the list: a member keeps its pools for the whole run, and a list grown
+            // from empty would keep room for four.
+            let mut pools = Vec::with_capacity(list.len());
+            for (i, p) in list.iter().enumerate() {
+                let pool_path = join(&join(path, "nodePools"), i);
+                if !names.insert(p.name.as_str()) {
+                    ctx.err(join(&pool_path, "name"), format!("node pool {} appears twice", echo(&p.name)));
+                }
+                pools.extend(build_pool(ctx, p, &pool_path, version));
+            }
+            pools
         }
     };
     let windows = [

@@ -61,7 +61,7 @@ pub fn warnings(scenario: &Scenario) -> Vec<Problem> {
 fn label_keys(fleet: &[Member]) -> BTreeSet<String> {
     let mut keys: BTreeSet<String> = FLEET_LABELS.iter().map(|k| k.to_string()).collect();
     for member in fleet {
-        keys.extend(member.labels.keys().cloned());
+        keys.extend(member.labels.keys().map(str::to_string));
     }
     keys
 }

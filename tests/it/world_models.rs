@@ -129,7 +129,7 @@ fn example_b_a_canary_stage_keeps_the_blast_radius_of_a_bad_release_small() {
         assert_eq!(summary.runs[0].blast_radius, radius(r));
         // Only stateful clusters break (the bad release's memberSelector).
         for member in all_members(&r.runs[0]).filter(|m| m.note.code.as_deref() == Some("UpgradeFailed")) {
-            assert_eq!(s.fleet[member.id.index()].labels["workload"], "stateful");
+            assert_eq!(s.fleet[member.id.index()].labels.get("workload").unwrap(), "stateful");
         }
     }
 }
@@ -540,7 +540,7 @@ fn a_bad_release_breaks_a_fraction_of_its_recipients_and_the_blast_radius_counts
     let bad = json!({"models": {"badReleases": [{"version": "1.33.2", "failureFraction": 0.5, "memberSelector": "tier=db"}]}});
     let (s, r) = run(&scenario_json(fleet.clone(), strategy.clone(), json!({}), bad));
     let failed: Vec<&MemberRt> = all_members(&r.runs[0]).filter(|m| m.state == Failed).collect();
-    assert!(failed.iter().all(|m| s.fleet[m.id.index()].labels["tier"] == "db"));
+    assert!(failed.iter().all(|m| s.fleet[m.id.index()].labels.get("tier").unwrap() == "db"));
     assert!((4..=16).contains(&failed.len()), "{}", failed.len());
     assert_eq!(r.bad_release_members[0].len(), 20, "every db member received 1.33.2 (web members are not at risk)");
     // The same members break whatever the strategy (streams keyed by member and release).
@@ -661,10 +661,10 @@ fn generated_fleets_follow_their_distributions() {
     assert_eq!(dtos.len(), fleet.len());
     let east: Vec<_> = fleet.iter().filter(|m| m.region == "eastus").collect();
     share(east.len(), fleet.len(), 0.75, 0.03);
-    share(fleet.iter().filter(|m| m.labels["env"] == "prod").count(), fleet.len(), 0.8, 0.03);
+    share(fleet.iter().filter(|m| m.labels.get("env").unwrap() == "prod").count(), fleet.len(), 0.8, 0.03);
     for m in fleet {
         assert_eq!(m.group.as_deref(), Some(m.region.as_str()));
-        assert_eq!(m.labels["geo"], if m.region == "eastus" { "americas" } else { "europe" });
+        assert_eq!(m.labels.get("geo").unwrap(), if m.region == "eastus" { "americas" } else { "europe" });
         assert!(m.name.starts_with(&format!("c-{}-", m.region)));
         // "1.33" resolves to the newest 1.33 patch in the member's region at the start.
         let v = m.kubernetes_version.to_string();
@@ -736,7 +736,7 @@ fn generators_are_deterministic_keyed_by_name_and_mix_with_explicit_members() {
     let with_team = small(json!([more_labels]), json!({}));
     for (a, b) in base.iter().zip(&with_team) {
         assert_eq!((&a.name, &a.region, &a.node_pools), (&b.name, &b.region, &b.node_pools));
-        assert_eq!(a.labels["env"], b.labels["env"]);
+        assert_eq!(a.labels.get("env").unwrap(), b.labels.get("env").unwrap());
     }
     let other = json!({"count": 50, "namePattern": "x-{index}", "regions": {"westeurope": 1}, "kubernetesVersions": {"1.34.1": 1}});
     let two = small(json!([other, big_generator(200)]), json!({}));
