@@ -337,8 +337,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     }
     let mut ctx = ReportContext::new(&scenario, &result);
     ctx.warnings = warnings;
-    let files = report::render(&ctx)?;
-    report::write_folder(&out, &files, replace)?;
+    report::write_report(&ctx, &out, replace)?;
     if !quiet {
         print_run_summary(&scenario, &result, args.replication, &out);
     }

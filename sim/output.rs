@@ -260,6 +260,27 @@ impl Staging {
         fs::write(&path, bytes).map_err(|e| OutputError::io(&path, e))
     }
 
+    /// Writes the file at `relative` inside the staging folder with `write`, through a buffer, as
+    /// it is made (for files too large to hold).
+    pub fn write_with(
+        &self,
+        relative: &Path,
+        write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
+    ) -> Result<(), OutputError> {
+        test_delay();
+        if interrupted() {
+            return Err(OutputError::Interrupted);
+        }
+        let path = self.path.join(relative);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|e| OutputError::io(parent, e))?;
+        }
+        let file = fs::File::create(&path).map_err(|e| OutputError::io(&path, e))?;
+        let mut out = io::BufWriter::with_capacity(1 << 18, file);
+        let made = write(&mut out).and_then(|()| Ok(out.flush()?));
+        made.map_err(|e| OutputError::io(&path, into_io_error(e)))
+    }
+
     /// Puts the staging folder in the place of the target, replacing an existing target only now
     /// that the new one is complete.
     pub fn commit(mut self) -> Result<(), OutputError> {
@@ -300,6 +321,26 @@ impl Drop for Staging {
             let _ = remove_any(&self.path);
             unregister(&mut list, &self.path);
         }
+    }
+}
+
+/// The I/O error inside a writer's failure (CSV and JSON writers wrap the file's errors).
+fn into_io_error(e: anyhow::Error) -> io::Error {
+    let e = match e.downcast::<io::Error>() {
+        Ok(io) => return io,
+        Err(e) => e,
+    };
+    let e = match e.downcast::<csv::Error>() {
+        // A CSV writer fails only when its output does; anything else is told as it is.
+        Ok(csv) => match csv.into_kind() {
+            csv::ErrorKind::Io(io) => return io,
+            kind => return io::Error::other(format!("{kind:?}")),
+        },
+        Err(e) => e,
+    };
+    match e.downcast::<serde_json::Error>() {
+        Ok(json) => io::Error::from(json),
+        Err(e) => io::Error::other(format!("{e:#}")),
     }
 }
 

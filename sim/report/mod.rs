@@ -13,6 +13,7 @@ pub mod status;
 pub mod summary;
 pub mod tables;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -63,39 +64,134 @@ impl<'a> ReportContext<'a> {
 /// A file of the report: relative path and bytes.
 pub type ReportFile = (PathBuf, Vec<u8>);
 
-/// Renders every file of the report folder in memory.
-pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
-    // The tables and the charts read the same result and nothing else: built on two threads (the
-    // charts split further), assembled in one fixed order, so the files do not depend on the threads.
-    let fleet = (!ctx.scenario.profiles.is_empty()).then(|| profiles::fleet_days(ctx));
-    let (tables, charts) = rayon::join(|| data_files(ctx, fleet.as_ref()), || all_charts(ctx, fleet.as_ref()));
-    let mut files = tables?;
-    let (charts, profile_charts) = charts?;
-    for chart in charts.iter().chain(&profile_charts) {
-        files.extend(chart.chart.files(&format!("charts/{}", chart.name)));
+/// A file written as it is made: the big tables and status resources of a large fleet are hundreds
+/// of megabytes each, and `fleetsim run` streams them into the report folder instead of holding them.
+pub struct StreamedFile<'a> {
+    pub path: PathBuf,
+    write: WriteFn<'a>,
+}
+
+type WriteFn<'a> = Box<dyn Fn(&mut dyn Write) -> anyhow::Result<()> + Send + Sync + 'a>;
+
+impl<'a> StreamedFile<'a> {
+    fn new(path: impl Into<PathBuf>, write: impl Fn(&mut dyn Write) -> anyhow::Result<()> + Send + Sync + 'a) -> Self {
+        StreamedFile { path: path.into(), write: Box::new(write) }
     }
-    files.push(("index.html".into(), html::run_index(ctx, &charts, &profile_charts).into_bytes()));
+
+    /// Writes the file's bytes to `out`.
+    pub fn write_to(&self, out: &mut dyn Write) -> anyhow::Result<()> {
+        (self.write)(out)
+    }
+
+    pub fn to_bytes(&self) -> anyhow::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.write_to(&mut bytes)?;
+        Ok(bytes)
+    }
+}
+
+/// One file of the data part of a report, in folder order.
+enum Part<'a> {
+    Bytes(ReportFile),
+    Streamed(StreamedFile<'a>),
+}
+
+/// A data file once `emit` has handled it (made into bytes, or written to the folder).
+enum Emitted<R> {
+    Bytes(ReportFile),
+    Streamed(PathBuf, R),
+}
+
+/// Renders every file of the report folder in memory, in folder order (the tests read reports this
+/// way; `fleetsim run` uses [`write_report`], which streams the big files and writes the same bytes).
+pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
+    let (data, rest) = assemble(ctx, StreamedFile::to_bytes)?;
+    let mut files = Vec::with_capacity(data.len() + rest.len());
+    for file in data {
+        files.push(match file {
+            Emitted::Bytes(file) => file,
+            Emitted::Streamed(path, bytes) => (path, bytes?),
+        });
+    }
+    files.extend(rest);
     Ok(files)
 }
 
-/// The CSV and JSON files of a report folder, in their order.
-fn data_files(ctx: &ReportContext, fleet: Option<&profiles::FleetDays>) -> anyhow::Result<Vec<ReportFile>> {
-    let mut files: Vec<ReportFile> = vec![
-        ("members.csv".into(), tables::members_csv(ctx)?),
-        ("timeline.csv".into(), tables::timeline_csv(ctx)?),
-        ("summary.json".into(), to_json(ctx.summary())?),
+/// Writes the report folder of `ctx` into `dir` whole or not at all, as [`write_folder`] does, with
+/// the big files written as they are made (while the charts render) rather than held in memory.
+pub fn write_report(ctx: &ReportContext, dir: &Path, replace: Replace) -> anyhow::Result<()> {
+    let target = check_folder(dir, replace)?;
+    let staging = Staging::beside(&target, "partial")?;
+    staging.write(Path::new(MARKER), MARKER_TEXT.as_bytes())?;
+    let (data, rest) = assemble(ctx, |file| staging.write_with(&file.path, |out| file.write_to(out)))?;
+    let mut files = Vec::with_capacity(data.len() + rest.len());
+    for file in data {
+        match file {
+            Emitted::Bytes(file) => files.push(file),
+            Emitted::Streamed(_, written) => written?,
+        }
+    }
+    files.extend(rest);
+    write_staged(&staging, &files)?;
+    staging.commit()?;
+    Ok(())
+}
+
+/// The data files (each handed to `emit` when it is streamed: on the pool's threads, while the
+/// charts render) and the chart files and `index.html`.
+fn assemble<'a, R: Send>(
+    ctx: &'a ReportContext<'a>,
+    emit: impl Fn(&StreamedFile<'a>) -> R + Sync,
+) -> anyhow::Result<(Vec<Emitted<R>>, Vec<ReportFile>)> {
+    // The tables and the charts read the same result and nothing else: built on two threads (the
+    // charts split further), assembled in one fixed order, so the files do not depend on the threads.
+    let fleet = (!ctx.scenario.profiles.is_empty()).then(|| profiles::fleet_days(ctx));
+    let (data, charts) = rayon::join(
+        || -> anyhow::Result<Vec<Emitted<R>>> {
+            let parts = data_parts(ctx, fleet.as_ref())?;
+            Ok(parts
+                .into_par_iter()
+                .map(|part| match part {
+                    Part::Bytes(file) => Emitted::Bytes(file),
+                    Part::Streamed(file) => {
+                        let emitted = emit(&file);
+                        Emitted::Streamed(file.path, emitted)
+                    }
+                })
+                .collect())
+        },
+        || all_charts(ctx, fleet.as_ref()),
+    );
+    let data = data?;
+    let (charts, profile_charts) = charts?;
+    let mut rest = Vec::new();
+    for chart in charts.iter().chain(&profile_charts) {
+        rest.extend(chart.chart.files(&format!("charts/{}", chart.name)));
+    }
+    rest.push(("index.html".into(), html::run_index(ctx, &charts, &profile_charts).into_bytes()));
+    Ok((data, rest))
+}
+
+/// The CSV and JSON files of a report folder, in their order; the ones that grow with the fleet
+/// or the timeline are streamed.
+fn data_parts<'a>(ctx: &'a ReportContext<'a>, fleet: Option<&profiles::FleetDays>) -> anyhow::Result<Vec<Part<'a>>> {
+    let mut parts = vec![
+        Part::Streamed(StreamedFile::new("members.csv", |out| Ok(tables::write_members_csv(ctx, out)?))),
+        Part::Streamed(StreamedFile::new("timeline.csv", |out| Ok(tables::write_timeline_csv(ctx, out)?))),
+        Part::Bytes(("summary.json".into(), to_json(ctx.summary())?)),
     ];
     for (i, run) in ctx.result.runs.iter().enumerate() {
-        files.push((Path::new("status").join(format!("{}.json", run.name)), to_json(&status::run_resource(ctx, i))?));
+        let path = Path::new("status").join(format!("{}.json", run.name));
+        parts.push(Part::Streamed(StreamedFile::new(path, move |out| write_json(out, &status::run_resource(ctx, i)))));
     }
-    files.push(("runs.csv".into(), profiles::runs_csv(ctx)?));
-    files.push(("versions.csv".into(), profiles::versions_csv(ctx)?));
+    parts.push(Part::Bytes(("runs.csv".into(), profiles::runs_csv(ctx)?)));
+    parts.push(Part::Streamed(StreamedFile::new("versions.csv", |out| Ok(profiles::write_versions_csv(ctx, out)?))));
     if let Some(fleet) = fleet {
-        files.push(("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, fleet)?));
-        files.push(("kubernetes-versions.csv".into(), profiles::kubernetes_versions_csv(fleet)?));
-        files.push(("release-latency.csv".into(), profiles::release_latency_csv(ctx)?));
+        parts.push(Part::Bytes(("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, fleet)?)));
+        parts.push(Part::Bytes(("kubernetes-versions.csv".into(), profiles::kubernetes_versions_csv(fleet)?)));
+        parts.push(Part::Bytes(("release-latency.csv".into(), profiles::release_latency_csv(ctx)?)));
     }
-    Ok(files)
+    Ok(parts)
 }
 
 /// The run charts and the auto-upgrade charts (none without profiles).
@@ -114,9 +210,16 @@ fn all_charts(
 }
 
 pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(value)?;
-    bytes.push(b'\n');
+    let mut bytes = Vec::new();
+    write_json(&mut bytes, value)?;
     Ok(bytes)
+}
+
+/// Pretty JSON and a final newline, as every JSON file of a report has.
+fn write_json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)?;
+    out.write_all(b"\n")?;
+    Ok(())
 }
 
 /// The file every report folder holds, so that a later `fleetsim run --out` into the same folder
@@ -154,10 +257,14 @@ pub fn write_folder(dir: &Path, files: &[ReportFile], replace: Replace) -> Resul
     let target = check_folder(dir, replace)?;
     let staging = Staging::beside(&target, "partial")?;
     staging.write(Path::new(MARKER), MARKER_TEXT.as_bytes())?;
-    // Files are independent: written on the pool's threads (copying tens of megabytes into the page
-    // cache is most of a large report's writing); the first failure in file order is the one told.
+    write_staged(&staging, files)?;
+    staging.commit()
+}
+
+/// Files are independent: written on the pool's threads (copying tens of megabytes into the page
+/// cache is most of a large report's writing); the first failure in file order is the one told.
+fn write_staged(staging: &Staging, files: &[ReportFile]) -> Result<(), OutputError> {
     let written: Vec<Result<(), OutputError>> =
         files.par_iter().map(|(path, bytes)| staging.write(path, bytes)).collect();
-    written.into_iter().collect::<Result<(), OutputError>>()?;
-    staging.commit()
+    written.into_iter().collect::<Result<(), OutputError>>()
 }

@@ -2,6 +2,7 @@
 //! metrics over time and how long each release took to reach the fleet.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 
 use serde::Serialize;
 
@@ -61,7 +62,14 @@ pub fn runs_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
 
 /// `versions.csv`: every member's version history (Kubernetes and per-pool node images).
 pub fn versions_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut bytes = Vec::new();
+    write_versions_csv(ctx, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// `versions.csv`, written to `out` as it is made.
+pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
     w.write_record(["time", "member", "component", "from", "to", "run"])?;
     for c in &ctx.result.version_changes {
         let component =
@@ -75,7 +83,8 @@ pub fn versions_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
             &ctx.result.runs[c.run as usize].name,
         ])?;
     }
-    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    w.flush()?;
+    Ok(())
 }
 
 /// Every member's versions, replayed over time from the initial fleet and the version changes.

@@ -1,5 +1,7 @@
 //! `members.csv` and `timeline.csv` (PRODUCT.md report contract).
 
+use std::io::Write;
+
 use crate::engine::Time;
 use crate::orchestrator::run::GateRt;
 use crate::orchestrator::{Entity, GateRef, UpdateState};
@@ -119,7 +121,14 @@ pub fn member_rows(ctx: &ReportContext) -> Vec<MemberRow> {
 }
 
 pub fn members_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut bytes = Vec::new();
+    write_members_csv(ctx, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// `members.csv`, written to `out` as it is made.
+pub fn write_members_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
     w.write_record([
         "run",
         "stage",
@@ -138,7 +147,8 @@ pub fn members_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
     for row in ctx.member_rows() {
         w.write_record(row.fields())?;
     }
-    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    w.flush()?;
+    Ok(())
 }
 
 /// The label of a gate in the timeline: its display name, else its position.
@@ -150,7 +160,14 @@ pub fn gate_label(gate: &GateRt, r: GateRef) -> String {
 }
 
 pub fn timeline_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
-    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut bytes = Vec::new();
+    write_timeline_csv(ctx, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// `timeline.csv`, written to `out` as it is made.
+pub fn write_timeline_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
+    let mut w = csv::Writer::from_writer(out);
     w.write_record(["time", "run", "scope", "stage", "group", "member", "gate", "from", "to", "message"])?;
     for row in &ctx.result.timeline {
         let run = &ctx.result.runs[row.run as usize];
@@ -190,7 +207,8 @@ pub fn timeline_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
             &t.note.text(),
         ])?;
     }
-    w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
+    w.flush()?;
+    Ok(())
 }
 
 /// Members of a run in a given state.

@@ -4,12 +4,12 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use crate::engine::name_key;
 use crate::fleet::member::{
     ClusterRef, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBSCRIPTION_ID, FLEET_CLUSTER_NAME, FLEET_LABELS, FLEET_LOCATION,
     FLEET_MEMBER_NAME, FLEET_RESOURCE_GROUP, normalize_region,
 };
 use crate::fleet::selector::{validate_label_key, validate_label_value};
-use crate::engine::name_key;
 use crate::fleet::{KubernetesVersion, Member};
 use crate::world::{DurationModel, ReleaseCalendar};
 

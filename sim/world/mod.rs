@@ -276,12 +276,7 @@ impl<'a> World<'a> {
                     image: p.node_image_version.as_ref().map(Cow::Borrowed),
                     from_snapshot: p.from_snapshot,
                 }));
-                MemberState {
-                    kubernetes_version: m.kubernetes_version,
-                    first_pool,
-                    busy_with: None,
-                    epoch: 0,
-                }
+                MemberState { kubernetes_version: m.kubernetes_version, first_pool, busy_with: None, epoch: 0 }
             })
             .collect();
         World {
