@@ -569,25 +569,25 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
         let _ = write!(
             out,
             "<tr>{}<td>{}</td><td>{}</td>{}<td>{}</td>{}<td class=\"time\">{}</td><td class=\"time\">{}</td>",
-            name_cell(&row.run),
-            escape(&row.stage),
-            escape(&row.group),
-            name_cell(&row.member),
-            escape(&row.region),
+            name_cell(row.run),
+            escape(row.stage),
+            escape(row.group),
+            name_cell(row.member),
+            escape(row.region),
             state_cell(row.state),
-            escape(&row.start),
-            escape(&row.end),
+            escape(&row.start_text()),
+            escape(&row.end_text()),
         );
         if with_versions {
             let _ = write!(
                 out,
                 "<td>{}</td><td>{}</td><td>{}</td>",
-                escape(&row.from_version),
-                escape(&row.to_version),
+                escape(&row.from_text()),
+                escape(&row.to_text()),
                 escape(&row.node_images)
             );
         }
-        let _ = writeln!(out, "<td>{}</td><td>{}</td></tr>", escape(&row.failure_code), escape(&row.message));
+        let _ = writeln!(out, "<td>{}</td><td>{}</td></tr>", escape(row.failure_code), escape(row.message));
     }
     out.push_str("</tbody>\n</table></div>\n");
 }
@@ -601,8 +601,8 @@ fn failures_section(out: &mut String, rows: &[MemberRow]) {
     }
     let mut by_code: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
     for row in &failed {
-        let code = if row.failure_code.is_empty() { "(no code)" } else { row.failure_code.as_str() };
-        by_code.entry(code).or_insert((0, row.message.as_str())).0 += 1;
+        let code = if row.failure_code.is_empty() { "(no code)" } else { row.failure_code };
+        by_code.entry(code).or_insert((0, row.message)).0 += 1;
     }
     let header: Vec<String> = ["error code", "members", "first message"].iter().map(|s| s.to_string()).collect();
     let table_rows: Vec<Vec<String>> = by_code

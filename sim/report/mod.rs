@@ -33,7 +33,7 @@ pub struct ReportContext<'a> {
     /// Warnings about the scenario and its simulation (`summary.json` `warnings`, top of `index.html`).
     pub warnings: Vec<Problem>,
     /// Made once for `members.csv` and `index.html` (see [`member_rows`](Self::member_rows)).
-    member_rows: OnceLock<Vec<tables::MemberRow>>,
+    member_rows: OnceLock<Vec<tables::MemberRow<'a>>>,
     /// Made once for `summary.json` and `index.html`, after `warnings` are final.
     summary: OnceLock<summary::Summary>,
 }
@@ -51,7 +51,7 @@ impl<'a> ReportContext<'a> {
     }
 
     /// The rows of `members.csv`, made on first use and shared by the files that show them.
-    pub fn member_rows(&self) -> &[tables::MemberRow] {
+    pub fn member_rows(&self) -> &[tables::MemberRow<'a>] {
         self.member_rows.get_or_init(|| tables::member_rows(self))
     }
 
@@ -139,8 +139,8 @@ pub fn write_report(ctx: &ReportContext, dir: &Path, replace: Replace) -> anyhow
 
 /// The data files (each handed to `emit` when it is streamed: on the pool's threads, while the
 /// charts render) and the chart files and `index.html`.
-fn assemble<'a, R: Send>(
-    ctx: &'a ReportContext<'a>,
+fn assemble<'a, 'c, R: Send>(
+    ctx: &'a ReportContext<'c>,
     emit: impl Fn(&StreamedFile<'a>) -> R + Sync,
 ) -> anyhow::Result<(Vec<Emitted<R>>, Vec<ReportFile>)> {
     // The tables and the charts read the same result and nothing else: built on two threads (the
@@ -174,7 +174,10 @@ fn assemble<'a, R: Send>(
 
 /// The CSV and JSON files of a report folder, in their order; the ones that grow with the fleet
 /// or the timeline are streamed.
-fn data_parts<'a>(ctx: &'a ReportContext<'a>, fleet: Option<&profiles::FleetDays>) -> anyhow::Result<Vec<Part<'a>>> {
+fn data_parts<'a, 'c>(
+    ctx: &'a ReportContext<'c>,
+    fleet: Option<&profiles::FleetDays>,
+) -> anyhow::Result<Vec<Part<'a>>> {
     let mut parts = vec![
         Part::Streamed(StreamedFile::new("members.csv", |out| Ok(tables::write_members_csv(ctx, out)?))),
         Part::Streamed(StreamedFile::new("timeline.csv", |out| Ok(tables::write_timeline_csv(ctx, out)?))),

@@ -88,15 +88,15 @@ pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resu
 }
 
 /// Every member's versions, replayed over time from the initial fleet and the version changes.
-struct Replay<'a> {
-    ctx: &'a ReportContext<'a>,
+struct Replay<'a, 'c> {
+    ctx: &'a ReportContext<'c>,
     kubernetes: Vec<KubernetesVersion>,
     images: Vec<Vec<Option<NodeImageVersion>>>,
     next: usize,
 }
 
-impl<'a> Replay<'a> {
-    fn new(ctx: &'a ReportContext<'a>) -> Replay<'a> {
+impl<'a, 'c> Replay<'a, 'c> {
+    fn new(ctx: &'a ReportContext<'c>) -> Replay<'a, 'c> {
         Replay {
             ctx,
             kubernetes: ctx.scenario.fleet.iter().map(|m| m.kubernetes_version).collect(),

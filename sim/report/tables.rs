@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use crate::engine::Time;
+use crate::fleet::KubernetesVersion;
 use crate::orchestrator::run::GateRt;
 use crate::orchestrator::{Entity, GateRef, UpdateState};
 use crate::world::UpgradeRecord;
@@ -31,89 +32,109 @@ pub fn image_changes(record: &UpgradeRecord, member: &crate::fleet::Member) -> S
         .join("; ")
 }
 
-/// One row of `members.csv` (and of the member table in `index.html`), as text.
+/// One row of `members.csv` (and of the member table in `index.html`). Names and notes are
+/// borrowed from the scenario and the result, and times and versions are kept as values and written
+/// as text only when the row is: a report holds one row per member and run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MemberRow {
-    pub run: String,
-    pub stage: String,
-    pub group: String,
-    pub member: String,
-    pub region: String,
+pub struct MemberRow<'a> {
+    pub run: &'a str,
+    pub stage: &'a str,
+    pub group: &'a str,
+    pub member: &'a str,
+    pub region: &'a str,
     pub state: &'static str,
-    pub start: String,
-    pub end: String,
-    pub from_version: String,
-    pub to_version: String,
+    pub start: Option<Time>,
+    pub end: Option<Time>,
+    pub from_version: KubernetesVersion,
+    pub to_version: Option<KubernetesVersion>,
     pub node_images: String,
-    pub failure_code: String,
-    pub message: String,
+    pub failure_code: &'a str,
+    pub message: &'a str,
 }
 
-impl MemberRow {
-    fn fields(&self) -> [&str; 13] {
-        [
-            &self.run,
-            &self.stage,
-            &self.group,
-            &self.member,
-            &self.region,
+impl MemberRow<'_> {
+    pub fn start_text(&self) -> String {
+        time(self.start)
+    }
+
+    pub fn end_text(&self) -> String {
+        time(self.end)
+    }
+
+    pub fn from_text(&self) -> String {
+        self.from_version.to_string()
+    }
+
+    pub fn to_text(&self) -> String {
+        self.to_version.map(|v| v.to_string()).unwrap_or_default()
+    }
+
+    fn write(&self, w: &mut csv::Writer<&mut dyn Write>) -> csv::Result<()> {
+        let (start, end, from, to) = (self.start_text(), self.end_text(), self.from_text(), self.to_text());
+        w.write_record([
+            self.run,
+            self.stage,
+            self.group,
+            self.member,
+            self.region,
             self.state,
-            &self.start,
-            &self.end,
-            &self.from_version,
-            &self.to_version,
+            &start,
+            &end,
+            &from,
+            &to,
             &self.node_images,
-            &self.failure_code,
-            &self.message,
-        ]
+            self.failure_code,
+            self.message,
+        ])
     }
 }
 
 /// Every run's members in tree order (stage, group, member), then the members no stage selected.
-pub fn member_rows(ctx: &ReportContext) -> Vec<MemberRow> {
+pub fn member_rows<'a>(ctx: &ReportContext<'a>) -> Vec<MemberRow<'a>> {
+    let (scenario, result) = (ctx.scenario, ctx.result);
     let mut rows = Vec::new();
-    for (r, run) in ctx.result.runs.iter().enumerate() {
+    for (r, run) in result.runs.iter().enumerate() {
         for (s, stage) in run.stages.iter().enumerate() {
             for (g, group) in stage.groups.iter().enumerate() {
                 for (i, member) in group.members.iter().enumerate() {
-                    let m = &ctx.scenario.fleet[member.id.index()];
+                    let m = &scenario.fleet[member.id.index()];
                     let slot = crate::orchestrator::Slot { stage: s as u16, group: g as u16, index: i as u32 };
-                    let record = ctx.result.records.get(&(r as u32, slot));
+                    let record = result.records.get(&(r as u32, slot));
                     let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
                     rows.push(MemberRow {
-                        run: run.name.clone(),
-                        stage: stage.name.clone(),
-                        group: group.name.clone(),
-                        member: m.name.clone(),
-                        region: m.region.clone(),
+                        run: &run.name,
+                        stage: &stage.name,
+                        group: &group.name,
+                        member: &m.name,
+                        region: &m.region,
                         state: member.state.api_name(),
-                        start: time(member.start_time),
-                        end: time(end),
-                        from_version: record.map_or(m.kubernetes_version, |rec| rec.from_version).to_string(),
-                        to_version: record.map(|rec| rec.to_version.to_string()).unwrap_or_default(),
+                        start: member.start_time,
+                        end,
+                        from_version: record.map_or(m.kubernetes_version, |rec| rec.from_version),
+                        to_version: record.map(|rec| rec.to_version),
                         node_images: record.map(|rec| image_changes(rec, m)).unwrap_or_default(),
-                        failure_code: member.note.code.as_deref().unwrap_or_default().to_string(),
-                        message: member.note.message.as_deref().unwrap_or_default().to_string(),
+                        failure_code: member.note.code.as_deref().unwrap_or_default(),
+                        message: member.note.message.as_deref().unwrap_or_default(),
                     });
                 }
             }
         }
         for id in &run.not_selected {
-            let m = &ctx.scenario.fleet[id.index()];
+            let m = &scenario.fleet[id.index()];
             rows.push(MemberRow {
-                run: run.name.clone(),
-                stage: String::new(),
-                group: String::new(),
-                member: m.name.clone(),
-                region: m.region.clone(),
+                run: &run.name,
+                stage: "",
+                group: "",
+                member: &m.name,
+                region: &m.region,
                 state: "NotSelected",
-                start: String::new(),
-                end: String::new(),
-                from_version: m.kubernetes_version.to_string(),
-                to_version: String::new(),
+                start: None,
+                end: None,
+                from_version: m.kubernetes_version,
+                to_version: None,
                 node_images: String::new(),
-                failure_code: String::new(),
-                message: "not selected by any stage of the run".to_string(),
+                failure_code: "",
+                message: "not selected by any stage of the run",
             });
         }
     }
@@ -145,7 +166,7 @@ pub fn write_members_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resul
         "message",
     ])?;
     for row in ctx.member_rows() {
-        w.write_record(row.fields())?;
+        row.write(&mut w)?;
     }
     w.flush()?;
     Ok(())

@@ -705,8 +705,8 @@ fn step_edge(xs: &[f64], ys: &[f64], base: f64, scale: f64) -> Vec<(f64, f64)> {
 
 // ----- Completion and concurrency ------------------------------------------------------------------
 
-struct Lines<'a> {
-    ctx: &'a ReportContext<'a>,
+struct Lines<'a, 'c> {
+    ctx: &'a ReportContext<'c>,
     tracks: &'a [RunTracks],
     frame: &'a Frame,
 }
@@ -717,8 +717,8 @@ enum LineKind {
     Concurrency,
 }
 
-struct LinesFigure<'a> {
-    lines: &'a Lines<'a>,
+struct LinesFigure<'a, 'c> {
+    lines: &'a Lines<'a, 'c>,
     kind: LineKind,
 }
 
@@ -753,7 +753,7 @@ enum GuideAt {
     },
 }
 
-impl LinesFigure<'_> {
+impl LinesFigure<'_, '_> {
     fn series_and_guides(&self) -> (Vec<Series>, Vec<Guide>, f64) {
         let Lines { ctx, tracks, frame } = *self.lines;
         let runs = &ctx.result.runs;
@@ -845,7 +845,7 @@ impl LinesFigure<'_> {
     }
 }
 
-impl Figure for LinesFigure<'_> {
+impl Figure for LinesFigure<'_, '_> {
     fn size(&self) -> (u32, u32) {
         (WIDTH, LINE_HEIGHT)
     }
