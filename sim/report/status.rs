@@ -20,33 +20,33 @@ pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000000";
 /// The UpdateRun GET resource.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UpdateRunResource {
+pub struct UpdateRunResource<'a> {
     pub id: String,
     pub name: String,
     #[serde(rename = "type")]
     pub resource_type: &'static str,
-    pub properties: UpdateRunProperties,
+    pub properties: UpdateRunProperties<'a>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UpdateRunProperties {
+pub struct UpdateRunProperties<'a> {
     pub provisioning_state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub update_strategy_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub strategy: Option<Value>,
     pub managed_cluster_update: Value,
-    pub status: UpdateRunStatus,
+    pub status: UpdateRunStatus<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_upgrade_profile_id: Option<String>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UpdateRunStatus {
+pub struct UpdateRunStatus<'a> {
     pub status: UpdateStatus,
-    pub stages: Vec<UpdateStageStatus>,
+    pub stages: Vec<UpdateStageStatus<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_image_selection: Option<NodeImageSelectionStatus>,
     pub failure_count: u32,
@@ -72,13 +72,13 @@ pub struct ErrorDetail {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UpdateStageStatus {
+pub struct UpdateStageStatus<'a> {
     pub name: String,
     pub status: UpdateStatus,
     pub failure_count: u32,
     pub max_allowed_failures: u32,
     pub max_concurrency: u32,
-    pub groups: Vec<UpdateGroupStatus>,
+    pub groups: Vec<UpdateGroupStatus<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before_gates: Vec<UpdateRunGateStatus>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -89,17 +89,31 @@ pub struct UpdateStageStatus {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct UpdateGroupStatus {
+pub struct UpdateGroupStatus<'a> {
     pub name: String,
     pub status: UpdateStatus,
     pub failure_count: u32,
     pub max_allowed_failures: u32,
     pub max_concurrency: u32,
-    pub members: Vec<MemberUpdateStatus>,
+    /// Made one by one as they are written: a group may hold a million members.
+    pub members: MemberStatuses<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub before_gates: Vec<UpdateRunGateStatus>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub after_gates: Vec<UpdateRunGateStatus>,
+}
+
+/// A group's members as the service shows them, serialized one at a time.
+pub struct MemberStatuses<'a> {
+    fleet: &'a [Member],
+    run: &'a UpdateRun,
+    members: &'a [MemberRt],
+}
+
+impl Serialize for MemberStatuses<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.members.iter().map(|m| member_status(self.fleet, self.run, m)))
+    }
 }
 
 #[derive(Serialize)]
@@ -197,7 +211,7 @@ fn operation_id(run: &str, member: &str, attempt: u32) -> String {
 }
 
 /// The run as its GET resource.
-pub fn run_resource(ctx: &ReportContext, run_index: usize) -> UpdateRunResource {
+pub fn run_resource<'a>(ctx: &ReportContext<'a>, run_index: usize) -> UpdateRunResource<'a> {
     let run = &ctx.result.runs[run_index];
     let spec = &ctx.result.specs[run_index];
     let strategy = match &spec.strategy_name {
@@ -334,8 +348,9 @@ fn weekday(day: chrono::Weekday) -> &'static str {
     }
 }
 
-pub fn run_status(ctx: &ReportContext, run_index: usize) -> UpdateRunStatus {
-    let run = &ctx.result.runs[run_index];
+pub fn run_status<'a>(ctx: &ReportContext<'a>, run_index: usize) -> UpdateRunStatus<'a> {
+    let result: &'a crate::simulation::SimResult = ctx.result;
+    let run = &result.runs[run_index];
     let error = if run.state == UpdateState::Failed {
         Some(ErrorDetail { code: "UpdateRunFailed".to_string(), message: run.note.text() })
     } else {
@@ -360,7 +375,7 @@ pub fn run_status(ctx: &ReportContext, run_index: usize) -> UpdateRunStatus {
     }
 }
 
-fn stage_status(ctx: &ReportContext, run: &UpdateRun, stage: &StageRt) -> UpdateStageStatus {
+fn stage_status<'a>(ctx: &ReportContext<'a>, run: &'a UpdateRun, stage: &'a StageRt) -> UpdateStageStatus<'a> {
     UpdateStageStatus {
         name: stage.name.clone(),
         status: status(stage.state, stage.start_time, stage.completed_time, None),
@@ -374,14 +389,14 @@ fn stage_status(ctx: &ReportContext, run: &UpdateRun, stage: &StageRt) -> Update
     }
 }
 
-fn group_status(ctx: &ReportContext, run: &UpdateRun, group: &GroupRt) -> UpdateGroupStatus {
+fn group_status<'a>(ctx: &ReportContext<'a>, run: &'a UpdateRun, group: &'a GroupRt) -> UpdateGroupStatus<'a> {
     UpdateGroupStatus {
         name: group.name.clone(),
         status: status(group.state, group.start_time, group.completed_time, None),
         failure_count: group.failure_count,
         max_allowed_failures: group.max_allowed_failures,
         max_concurrency: group.max_concurrency,
-        members: group.members.iter().map(|m| member_status(ctx, run, m)).collect(),
+        members: MemberStatuses { fleet: &ctx.scenario.fleet, run, members: &group.members },
         before_gates: group.before_gates.iter().map(|g| gate_status(ctx, g)).collect(),
         after_gates: group.after_gates.iter().map(|g| gate_status(ctx, g)).collect(),
     }
@@ -391,8 +406,8 @@ fn group_status(ctx: &ReportContext, run: &UpdateRun, group: &GroupRt) -> Update
 /// spell began; one held by a failed validation (its release not yet in its region) has the error
 /// and the service's message around it, as the update-run monitoring docs' sample shows
 /// (`"set member: NAME to Pending due to failed validation err: …"`).
-fn member_status(ctx: &ReportContext, run: &UpdateRun, member: &MemberRt) -> MemberUpdateStatus {
-    let m = &ctx.scenario.fleet[member.id.index()];
+fn member_status(fleet: &[Member], run: &UpdateRun, member: &MemberRt) -> MemberUpdateStatus {
+    let m = &fleet[member.id.index()];
     let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
     let pending = member.pending_since();
     let error = error_of(&member.note);
