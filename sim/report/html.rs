@@ -16,7 +16,7 @@ use super::ReportContext;
 use super::charts::Chart;
 use super::charts::run::RunChart;
 use super::summary::{RunSummary, Summary};
-use super::tables::MemberRow;
+use super::tables::{self, MemberRow};
 
 /// Member tables up to this size are shown unfolded.
 pub const OPEN_MEMBER_ROWS: usize = 100;
@@ -206,7 +206,7 @@ fn hours_text(h: f64) -> String {
 /// auto-upgrade charts (shown with the profile summaries when the scenario has profiles).
 pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[RunChart]) -> String {
     let summary = ctx.summary();
-    let rows = ctx.member_rows();
+    let rows = RowsShown::gather(ctx);
     let mut body = String::new();
     header_section(&mut body, ctx, summary);
     warnings_section(&mut body, summary);
@@ -227,8 +227,8 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
         );
     }
     stages_section(&mut body, summary);
-    failures_section(&mut body, rows);
-    members_section(&mut body, rows);
+    failures_section(&mut body, &rows);
+    members_section(&mut body, &rows);
     if !summary.notes.is_empty() {
         body.push_str("<h2 id=\"notes\">Notes</h2>\n<p>Actions that did nothing, and why.</p>\n<ul>\n");
         for note in &summary.notes {
@@ -592,53 +592,84 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
     out.push_str("</tbody>\n</table></div>\n");
 }
 
-fn failures_section(out: &mut String, rows: &[MemberRow]) {
+/// What the page shows of the member rows, gathered in one pass over them: a report of a large
+/// fleet does not hold every row (`members.csv` is written from the same pass, streamed).
+#[derive(Default)]
+struct RowsShown<'a> {
+    total: usize,
+    /// The first [`MAX_MEMBER_ROWS`] rows.
+    first: Vec<MemberRow<'a>>,
+    failed: usize,
+    /// The first [`MAX_FAILURE_ROWS`] failed rows.
+    first_failed: Vec<MemberRow<'a>>,
+    /// Failed members by error code: how many, and the first one's message.
+    by_code: BTreeMap<&'a str, (usize, &'a str)>,
+}
+
+impl<'a> RowsShown<'a> {
+    fn gather(ctx: &ReportContext<'a>) -> RowsShown<'a> {
+        let mut shown = RowsShown::default();
+        let Ok(()) = tables::each_member_row(ctx, |row| -> Result<(), std::convert::Infallible> {
+            shown.total += 1;
+            if row.state == "Failed" {
+                shown.failed += 1;
+                let code = if row.failure_code.is_empty() { "(no code)" } else { row.failure_code };
+                shown.by_code.entry(code).or_insert((0, row.message)).0 += 1;
+                if shown.first_failed.len() < MAX_FAILURE_ROWS {
+                    shown.first_failed.push(row.clone());
+                }
+            }
+            if shown.first.len() < MAX_MEMBER_ROWS {
+                shown.first.push(row);
+            }
+            Ok(())
+        });
+        shown
+    }
+}
+
+fn failures_section(out: &mut String, rows: &RowsShown) {
     out.push_str("<h2 id=\"failures\">Failures</h2>\n");
-    let failed: Vec<&MemberRow> = rows.iter().filter(|r| r.state == "Failed").collect();
-    if failed.is_empty() {
+    if rows.failed == 0 {
         out.push_str("<p>No member failed.</p>\n");
         return;
     }
-    let mut by_code: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
-    for row in &failed {
-        let code = if row.failure_code.is_empty() { "(no code)" } else { row.failure_code };
-        by_code.entry(code).or_insert((0, row.message)).0 += 1;
-    }
     let header: Vec<String> = ["error code", "members", "first message"].iter().map(|s| s.to_string()).collect();
-    let table_rows: Vec<Vec<String>> = by_code
+    let table_rows: Vec<Vec<String>> = rows
+        .by_code
         .iter()
         .map(|(code, (count, message))| vec![code.to_string(), count.to_string(), message.to_string()])
         .collect();
     table(out, &header, &table_rows);
-    let shown = &failed[..failed.len().min(MAX_FAILURE_ROWS)];
-    let _ = writeln!(out, "<h3>Failed members ({})</h3>", failed.len());
-    member_table(out, shown, false);
-    if shown.len() < failed.len() {
+    let shown: Vec<&MemberRow> = rows.first_failed.iter().collect();
+    let _ = writeln!(out, "<h3>Failed members ({})</h3>", rows.failed);
+    member_table(out, &shown, false);
+    if shown.len() < rows.failed {
         let _ = writeln!(
             out,
             "<p class=\"meta\">The first {} of {} failed members; members.csv lists them all.</p>",
             shown.len(),
-            failed.len()
+            rows.failed
         );
     }
 }
 
-fn members_section(out: &mut String, rows: &[MemberRow]) {
+fn members_section(out: &mut String, rows: &RowsShown) {
     out.push_str("<h2 id=\"members\">Members</h2>\n");
-    if rows.is_empty() {
+    if rows.total == 0 {
         out.push_str("<p>No member is in any run.</p>\n");
         return;
     }
-    let open = if rows.len() <= OPEN_MEMBER_ROWS { " open" } else { "" };
-    let shown: Vec<&MemberRow> = rows.iter().take(MAX_MEMBER_ROWS).collect();
-    let _ = writeln!(out, "<details{open}>\n<summary>All members of every run ({} rows)</summary>", rows.len());
+    let open = if rows.total <= OPEN_MEMBER_ROWS { " open" } else { "" };
+    let shown: Vec<&MemberRow> = rows.first.iter().collect();
+    let _ = writeln!(out, "<details{open}>\n<summary>All members of every run ({} rows)</summary>", rows.total);
     member_table(out, &shown, true);
-    if shown.len() < rows.len() {
+    if shown.len() < rows.total {
         let _ = writeln!(
             out,
             "<p class=\"meta\">The first {} of {} rows; members.csv lists them all.</p>",
             shown.len(),
-            rows.len()
+            rows.total
         );
     }
     out.push_str("</details>\n");

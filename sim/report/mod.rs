@@ -32,8 +32,6 @@ pub struct ReportContext<'a> {
     pub fleet_name: String,
     /// Warnings about the scenario and its simulation (`summary.json` `warnings`, top of `index.html`).
     pub warnings: Vec<Problem>,
-    /// Made once for `members.csv` and `index.html` (see [`member_rows`](Self::member_rows)).
-    member_rows: OnceLock<Vec<tables::MemberRow<'a>>>,
     /// Made once for `summary.json` and `index.html`, after `warnings` are final.
     summary: OnceLock<summary::Summary>,
 }
@@ -45,14 +43,8 @@ impl<'a> ReportContext<'a> {
             result,
             fleet_name: "fleet".to_string(),
             warnings: Vec::new(),
-            member_rows: OnceLock::new(),
             summary: OnceLock::new(),
         }
-    }
-
-    /// The rows of `members.csv`, made on first use and shared by the files that show them.
-    pub fn member_rows(&self) -> &[tables::MemberRow<'a>] {
-        self.member_rows.get_or_init(|| tables::member_rows(self))
     }
 
     /// The summary of `summary.json`, made on first use (so after `warnings` are set) and shared.

@@ -89,10 +89,14 @@ impl MemberRow<'_> {
     }
 }
 
-/// Every run's members in tree order (stage, group, member), then the members no stage selected.
-pub fn member_rows<'a>(ctx: &ReportContext<'a>) -> Vec<MemberRow<'a>> {
+/// Hands `f` every run's members in tree order (stage, group, member), then the members no stage
+/// selected, one row at a time (a report of a large fleet never holds them all); stops at the
+/// first error `f` returns.
+pub fn each_member_row<'a, E>(
+    ctx: &ReportContext<'a>,
+    mut f: impl FnMut(MemberRow<'a>) -> Result<(), E>,
+) -> Result<(), E> {
     let (scenario, result) = (ctx.scenario, ctx.result);
-    let mut rows = Vec::new();
     for (r, run) in result.runs.iter().enumerate() {
         for (s, stage) in run.stages.iter().enumerate() {
             for (g, group) in stage.groups.iter().enumerate() {
@@ -101,7 +105,7 @@ pub fn member_rows<'a>(ctx: &ReportContext<'a>) -> Vec<MemberRow<'a>> {
                     let slot = crate::orchestrator::Slot { stage: s as u16, group: g as u16, index: i as u32 };
                     let record = result.records.get(&(r as u32, slot));
                     let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
-                    rows.push(MemberRow {
+                    f(MemberRow {
                         run: &run.name,
                         stage: &stage.name,
                         group: &group.name,
@@ -115,13 +119,13 @@ pub fn member_rows<'a>(ctx: &ReportContext<'a>) -> Vec<MemberRow<'a>> {
                         node_images: record.map(|rec| image_changes(rec, m)).unwrap_or_default(),
                         failure_code: member.note.code.as_deref().unwrap_or_default(),
                         message: member.note.message.as_deref().unwrap_or_default(),
-                    });
+                    })?;
                 }
             }
         }
         for id in &run.not_selected {
             let m = &scenario.fleet[id.index()];
-            rows.push(MemberRow {
+            f(MemberRow {
                 run: &run.name,
                 stage: "",
                 group: "",
@@ -135,10 +139,10 @@ pub fn member_rows<'a>(ctx: &ReportContext<'a>) -> Vec<MemberRow<'a>> {
                 node_images: String::new(),
                 failure_code: "",
                 message: "not selected by any stage of the run",
-            });
+            })?;
         }
     }
-    rows
+    Ok(())
 }
 
 pub fn members_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
@@ -165,9 +169,7 @@ pub fn write_members_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resul
         "failure_code",
         "message",
     ])?;
-    for row in ctx.member_rows() {
-        row.write(&mut w)?;
-    }
+    each_member_row(ctx, |row| row.write(&mut w))?;
     w.flush()?;
     Ok(())
 }
