@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::autoupgrade::released_kubernetes;
 use crate::engine::{Duration, Time};
-use crate::fleet::{KubernetesVersion, MinorVersion, NodeImageVersion};
+use crate::fleet::{KubernetesVersion, MinorVersion};
 use crate::orchestrator::UpdateState;
 use crate::simulation::VersionValue;
 
@@ -91,20 +91,30 @@ pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resu
 struct Replay<'a, 'c> {
     ctx: &'a ReportContext<'c>,
     kubernetes: Vec<KubernetesVersion>,
-    images: Vec<Vec<Option<NodeImageVersion>>>,
+    /// Per member and pool, when its current image was published (`None`: no image, or one the
+    /// calendar does not list): all that the image ages need, looked up once per change.
+    published: Vec<Vec<Option<Time>>>,
     next: usize,
 }
 
 impl<'a, 'c> Replay<'a, 'c> {
     fn new(ctx: &'a ReportContext<'c>) -> Replay<'a, 'c> {
+        let releases = &ctx.scenario.releases;
         Replay {
             ctx,
             kubernetes: ctx.scenario.fleet.iter().map(|m| m.kubernetes_version).collect(),
-            images: ctx
+            published: ctx
                 .scenario
                 .fleet
                 .iter()
-                .map(|m| m.node_pools.iter().map(|p| p.node_image_version.clone()).collect())
+                .map(|m| {
+                    m.node_pools
+                        .iter()
+                        .map(|p| {
+                            p.node_image_version.as_ref().and_then(|v| releases.image_release(v)).map(|r| r.published)
+                        })
+                        .collect()
+                })
                 .collect(),
             next: 0,
         }
@@ -118,7 +128,9 @@ impl<'a, 'c> Replay<'a, 'c> {
             let m = c.member.index();
             match (&c.pool, &c.to) {
                 (None, VersionValue::Kubernetes(v)) => self.kubernetes[m] = *v,
-                (Some(pool), VersionValue::NodeImage(v)) => self.images[m][*pool] = Some(v.clone()),
+                (Some(pool), VersionValue::NodeImage(v)) => {
+                    self.published[m][*pool] = self.ctx.scenario.releases.image_release(v).map(|r| r.published)
+                }
                 _ => {}
             }
             self.next += 1;
@@ -127,19 +139,23 @@ impl<'a, 'c> Replay<'a, 'c> {
 
     /// Age in days of the member's oldest known pool image at `t` (`None` when unknown).
     fn oldest_image_age_days(&self, m: usize, t: Time) -> Option<f64> {
-        self.images[m]
+        self.published[m]
             .iter()
             .flatten()
-            .filter_map(|v| {
-                self.ctx.scenario.releases.image_release(v).map(|r| (t - r.published).as_seconds() as f64 / 86_400.0)
-            })
+            .map(|published| (t - *published).as_seconds() as f64 / 86_400.0)
             .fold(None, |acc: Option<f64>, age| Some(acc.map_or(age, |a| a.max(age))))
     }
 }
 
-/// Days since the channel's target first moved beyond `version`, at `t` (0 when at or ahead).
-fn days_behind(targets: &[(Time, KubernetesVersion)], version: KubernetesVersion, t: Time) -> f64 {
-    let known: Vec<&(Time, KubernetesVersion)> = targets.iter().filter(|(at, _)| *at <= t).collect();
+/// The targets a channel had chosen by `t`: a prefix, as they are recorded in time order.
+fn targets_by(targets: &[(Time, KubernetesVersion)], t: Time) -> &[(Time, KubernetesVersion)] {
+    debug_assert!(targets.windows(2).all(|w| w[0].0 <= w[1].0), "targets are recorded in time order");
+    &targets[..targets.partition_point(|(at, _)| *at <= t)]
+}
+
+/// Days since the channel's target first moved beyond `version`, at `t` (0 when at or ahead);
+/// `known` is what [`targets_by`] gives for `t`.
+fn days_behind(known: &[(Time, KubernetesVersion)], version: KubernetesVersion, t: Time) -> f64 {
     match known.last() {
         Some((_, current)) if *current > version => {
             let mut since = known.last().map(|(at, _)| *at).unwrap_or(t);
@@ -228,8 +244,8 @@ pub fn fleet_days(ctx: &ReportContext) -> FleetDays {
         let lag = kubernetes_profiles
             .iter()
             .map(|&p| {
-                let targets = &ctx.result.profiles[p].targets;
-                let lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(targets, *v, t)).collect();
+                let known = targets_by(&ctx.result.profiles[p].targets, t);
+                let lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(known, *v, t)).collect();
                 DayLag {
                     behind: lags.iter().filter(|l| **l > 0.0).count(),
                     mean: if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 },
@@ -414,8 +430,8 @@ pub fn end_state(ctx: &ReportContext) -> EndState {
         .enumerate()
         .map(|(p, spec)| {
             spec.channel.is_kubernetes().then(|| {
-                let targets = &ctx.result.profiles[p].targets;
-                let mut lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(targets, *v, end)).collect();
+                let known = targets_by(&ctx.result.profiles[p].targets, end);
+                let mut lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(known, *v, end)).collect();
                 lags.sort_by(f64::total_cmp);
                 lags
             })
