@@ -308,6 +308,11 @@ fn shard_manifests(out: &Path, shard_dirs: &[PathBuf]) -> Result<Vec<Manifest>, 
         if same_path(dir, out) {
             return Err(conflict(format!("{} is a shard folder; merge into another folder", dir.display())));
         }
+        // A folder that is not a sweep's is a wrong argument, said as such (exit 2), not a failed read.
+        if !dir.join(folder::MANIFEST).is_file() {
+            let what = if dir.is_dir() { "has no manifest.json" } else { "does not exist or is not a folder" };
+            return Err(conflict(format!("{} is not a sweep shard folder: it {what}", dir.display())));
+        }
         let manifest = Manifest::read(dir)?;
         if manifest.shard.is_none() {
             return Err(conflict(format!("{} is not a shard folder (its manifest has no shard)", dir.display())));

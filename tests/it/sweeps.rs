@@ -687,6 +687,25 @@ fn merged_shards_equal_an_unsharded_run() {
         panic!("expected a conflict")
     };
     assert!(message.contains("is not a shard folder"), "{message}");
+    // A shard folder that is missing, or holds no sweep, is a wrong argument (exit 2), said in one line.
+    let missing = dir.path().join("no-such-shard");
+    let cli = Command::new(binary())
+        .args(["merge", "--quiet", "--out"])
+        .arg(dir.path().join("m5"))
+        .arg(&shard_dirs[0])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(cli.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        format!("error: {} is not a sweep shard folder: it does not exist or is not a folder", missing.display())
+    );
+    let Err(SweepError::Conflict(message)) = sweep::merge(&dir.path().join("m6"), &[dir.path().join("notes")]) else {
+        panic!("expected a conflict")
+    };
+    assert!(message.ends_with("is not a sweep shard folder: it has no manifest.json"), "{message}");
 }
 
 proptest::proptest! {
