@@ -155,6 +155,11 @@ struct MemberState {
     busy_with: Option<RunId>,
     /// Counts finished attempts: facts cached about the member's versions hold for one epoch.
     epoch: u32,
+    /// How many pools it has (its pools are `pools[first_pool..][..pool_count]`).
+    pool_count: u32,
+    /// Which maintenance windows it has, by window kind (bit `AUTO_UPGRADE`, bit `NODE_OS`): read
+    /// here so that the many members without one are answered without their fleet record.
+    windows: u8,
 }
 
 /// What one run needs from the world.
@@ -276,7 +281,16 @@ impl<'a> World<'a> {
                     image: p.node_image_version.as_ref().map(Cow::Borrowed),
                     from_snapshot: p.from_snapshot,
                 }));
-                MemberState { kubernetes_version: m.kubernetes_version, first_pool, busy_with: None, epoch: 0 }
+                let windows = u8::from(m.auto_upgrade_window.is_some()) << AUTO_UPGRADE
+                    | u8::from(m.node_os_window.is_some()) << NODE_OS;
+                MemberState {
+                    kubernetes_version: m.kubernetes_version,
+                    first_pool,
+                    busy_with: None,
+                    epoch: 0,
+                    pool_count: m.node_pools.len() as u32,
+                    windows,
+                }
             })
             .collect();
         World {
@@ -321,7 +335,7 @@ impl<'a> World<'a> {
     /// The member's pools as this replication has them.
     fn pools_of(&self, member: MemberId) -> &[PoolState<'a>] {
         let first = self.members[member.index()].first_pool as usize;
-        &self.pools[first..first + self.fleet[member.index()].node_pools.len()]
+        &self.pools[first..first + self.members[member.index()].pool_count as usize]
     }
 
     pub fn run(&self, run: RunId) -> &RunContext {
@@ -405,8 +419,12 @@ impl<'a> World<'a> {
     }
 
     fn window_for(&self, run: RunId, member: MemberId) -> Option<&'a MaintenanceWindow> {
+        let kind = self.window_kind(run);
+        if self.members[member.index()].windows & (1 << kind) == 0 {
+            return None;
+        }
         let m = &self.fleet[member.index()];
-        match self.window_kind(run) {
+        match kind {
             NODE_OS => m.node_os_window.as_deref(),
             _ => m.auto_upgrade_window.as_deref(),
         }
