@@ -4,7 +4,7 @@
 //! Workers only compute; one thread (the caller's) writes every journal line and draws the progress
 //! bar, so the journal needs no lock and a line is never interleaved with another.
 
-use std::io::IsTerminal;
+use std::io::{ErrorKind, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -309,7 +309,9 @@ fn shard_manifests(out: &Path, shard_dirs: &[PathBuf]) -> Result<Vec<Manifest>, 
             return Err(conflict(format!("{} is a shard folder; merge into another folder", dir.display())));
         }
         // A folder that is not a sweep's is a wrong argument, said as such (exit 2), not a failed read.
-        if !dir.join(folder::MANIFEST).is_file() {
+        // (Only a manifest that is not there; one that cannot be read is a read error, told below.)
+        let absent = |e: std::io::Error| matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
+        if std::fs::symlink_metadata(dir.join(folder::MANIFEST)).is_err_and(absent) {
             let what = if dir.is_dir() { "has no manifest.json" } else { "does not exist or is not a folder" };
             return Err(conflict(format!("{} is not a sweep shard folder: it {what}", dir.display())));
         }
