@@ -204,9 +204,14 @@ fn hours_text(h: f64) -> String {
 
 /// The `index.html` of a run report folder: `charts` are the run charts, `profile_charts` the
 /// auto-upgrade charts (shown with the profile summaries when the scenario has profiles).
-pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[RunChart]) -> String {
+/// `member_sections` is what [`member_sections`] gives (made apart, while the charts render).
+pub fn run_index(
+    ctx: &ReportContext,
+    charts: &[RunChart],
+    profile_charts: &[RunChart],
+    member_sections: &str,
+) -> String {
     let summary = ctx.summary();
-    let rows = RowsShown::gather(ctx);
     let mut body = String::new();
     header_section(&mut body, ctx, summary);
     warnings_section(&mut body, summary);
@@ -227,8 +232,7 @@ pub fn run_index(ctx: &ReportContext, charts: &[RunChart], profile_charts: &[Run
         );
     }
     stages_section(&mut body, summary);
-    failures_section(&mut body, &rows);
-    members_section(&mut body, &rows);
+    body.push_str(member_sections);
     if !summary.notes.is_empty() {
         body.push_str("<h2 id=\"notes\">Notes</h2>\n<p>Actions that did nothing, and why.</p>\n<ul>\n");
         for note in &summary.notes {
@@ -590,6 +594,16 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
         let _ = writeln!(out, "<td>{}</td><td>{}</td></tr>", escape(row.failure_code), escape(row.message));
     }
     out.push_str("</tbody>\n</table></div>\n");
+}
+
+/// The failure and member sections of a run report's `index.html`: the part of the page that grows
+/// with the fleet, made apart from the charts so that a report can build both at once.
+pub fn member_sections(ctx: &ReportContext) -> String {
+    let rows = RowsShown::gather(ctx);
+    let mut out = String::new();
+    failures_section(&mut out, &rows);
+    members_section(&mut out, &rows);
+    out
 }
 
 /// What the page shows of the member rows, gathered in one pass over them: a report of a large

@@ -138,19 +138,24 @@ fn assemble<'a, 'c, R: Send>(
     // The tables and the charts read the same result and nothing else: built on two threads (the
     // charts split further), assembled in one fixed order, so the files do not depend on the threads.
     let fleet = (!ctx.scenario.profiles.is_empty()).then(|| profiles::fleet_days(ctx));
-    let (data, charts) = rayon::join(
-        || -> anyhow::Result<Vec<Emitted<R>>> {
-            let parts = data_parts(ctx, fleet.as_ref())?;
-            Ok(parts
-                .into_par_iter()
-                .map(|part| match part {
-                    Part::Bytes(file) => Emitted::Bytes(file),
-                    Part::Streamed(file) => {
-                        let emitted = emit(&file);
-                        Emitted::Streamed(file.path, emitted)
-                    }
-                })
-                .collect())
+    let ((data, member_sections), charts) = rayon::join(
+        || {
+            rayon::join(
+                || -> anyhow::Result<Vec<Emitted<R>>> {
+                    let parts = data_parts(ctx, fleet.as_ref())?;
+                    Ok(parts
+                        .into_par_iter()
+                        .map(|part| match part {
+                            Part::Bytes(file) => Emitted::Bytes(file),
+                            Part::Streamed(file) => {
+                                let emitted = emit(&file);
+                                Emitted::Streamed(file.path, emitted)
+                            }
+                        })
+                        .collect())
+                },
+                || html::member_sections(ctx),
+            )
         },
         || all_charts(ctx, fleet.as_ref()),
     );
@@ -160,7 +165,7 @@ fn assemble<'a, 'c, R: Send>(
     for chart in charts.iter().chain(&profile_charts) {
         rest.extend(chart.chart.files(&format!("charts/{}", chart.name)));
     }
-    rest.push(("index.html".into(), html::run_index(ctx, &charts, &profile_charts).into_bytes()));
+    rest.push(("index.html".into(), html::run_index(ctx, &charts, &profile_charts, &member_sections).into_bytes()));
     Ok((data, rest))
 }
 
