@@ -249,14 +249,7 @@ impl Staging {
 
     /// Writes `bytes` at `relative` inside the staging folder.
     pub fn write(&self, relative: &Path, bytes: &[u8]) -> Result<(), OutputError> {
-        test_delay();
-        if interrupted() {
-            return Err(OutputError::Interrupted);
-        }
-        let path = self.path.join(relative);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|e| OutputError::io(parent, e))?;
-        }
+        let path = self.place(relative)?;
         fs::write(&path, bytes).map_err(|e| OutputError::io(&path, e))
     }
 
@@ -267,6 +260,16 @@ impl Staging {
         relative: &Path,
         write: impl FnOnce(&mut dyn Write) -> anyhow::Result<()>,
     ) -> Result<(), OutputError> {
+        let path = self.place(relative)?;
+        let file = fs::File::create(&path).map_err(|e| OutputError::io(&path, e))?;
+        let mut out = io::BufWriter::with_capacity(1 << 18, file);
+        let made = write(&mut out).and_then(|()| Ok(out.flush()?));
+        made.map_err(|e| OutputError::io(&path, into_io_error(e)))
+    }
+
+    /// Where `relative` goes inside the staging folder, its parent folders made; refused once a
+    /// signal has arrived.
+    fn place(&self, relative: &Path) -> Result<PathBuf, OutputError> {
         test_delay();
         if interrupted() {
             return Err(OutputError::Interrupted);
@@ -275,10 +278,7 @@ impl Staging {
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|e| OutputError::io(parent, e))?;
         }
-        let file = fs::File::create(&path).map_err(|e| OutputError::io(&path, e))?;
-        let mut out = io::BufWriter::with_capacity(1 << 18, file);
-        let made = write(&mut out).and_then(|()| Ok(out.flush()?));
-        made.map_err(|e| OutputError::io(&path, into_io_error(e)))
+        Ok(path)
     }
 
     /// Puts the staging folder in the place of the target, replacing an existing target only now

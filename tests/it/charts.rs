@@ -366,19 +366,7 @@ fn the_curated_example_renders_the_files_committed_under_reports_example() {
     let (scenario, result) = run(&json);
     let files = render_files(&scenario, &result);
     let committed = root().join("reports/example");
-    let mut on_disk = Vec::new();
-    let mut stack = vec![committed.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                on_disk.push(path.strip_prefix(&committed).unwrap().to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    on_disk.sort();
+    let mut on_disk: Vec<String> = crate::support::folder_files(&committed).into_keys().collect();
     // The marker that lets the next `run --out reports/example` replace the folder.
     assert!(on_disk.contains(&report::MARKER.to_string()), "reports/example has no {}", report::MARKER);
     on_disk.retain(|f| f != report::MARKER);

@@ -1,10 +1,12 @@
 //! Same inputs and seed give byte-identical outputs (SEMANTICS §10).
 
+use std::collections::BTreeMap;
+
 use fleetsim::report::{self, ReportContext};
 use fleetsim::scenario::load_file;
 use fleetsim::simulation::{SimOptions, simulate};
 
-use crate::support::root;
+use crate::support::{folder_files, root};
 
 fn render(seed: Option<u64>) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let scenario = load_file(&root().join("scenarios/quickstart.json"), seed).unwrap();
@@ -132,24 +134,6 @@ fn folder_bytes(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec
     out
 }
 
-/// Every file of a folder, by path relative to it, sorted.
-fn folder_files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                todo.push(path);
-            } else {
-                files.push((path.strip_prefix(dir).unwrap().to_path_buf(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 #[test]
 fn a_report_written_as_it_is_made_has_the_bytes_of_the_one_made_in_memory() {
     // Profiles (the auto-upgrade files) and several runs (a status file each), streamed while the
@@ -158,21 +142,19 @@ fn a_report_written_as_it_is_made_has_the_bytes_of_the_one_made_in_memory() {
         let scenario = load_file(&root().join(format!("scenarios/{name}.json")), None).unwrap();
         let result = simulate(&scenario, SimOptions::default());
         let ctx = ReportContext::new(&scenario, &result);
-        let mut expected = report::render(&ctx).unwrap();
-        expected.sort();
+        let expected: BTreeMap<String, Vec<u8>> = report::render(&ctx)
+            .unwrap()
+            .into_iter()
+            .map(|(path, bytes)| (path.to_string_lossy().replace('\\', "/"), bytes))
+            .collect();
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("report");
         report::write_report(&ctx, &out, report::Replace::Reports).unwrap();
         let mut written = folder_files(&out);
-        let marker = written.iter().position(|(p, _)| p == std::path::Path::new(report::MARKER));
-        written.remove(marker.expect("the report folder has its marker"));
-        assert_eq!(
-            written.iter().map(|(p, _)| p).collect::<Vec<_>>(),
-            expected.iter().map(|(p, _)| p).collect::<Vec<_>>(),
-            "{name}"
-        );
-        for ((path, a), (_, b)) in written.iter().zip(&expected) {
-            assert!(a == b, "{name}: {} differs", path.display());
+        assert!(written.remove(report::MARKER).is_some(), "the report folder has its marker");
+        assert_eq!(written.keys().collect::<Vec<_>>(), expected.keys().collect::<Vec<_>>(), "{name}");
+        for (path, bytes) in &written {
+            assert!(*bytes == expected[path], "{name}: {path} differs");
         }
     }
 }

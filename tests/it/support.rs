@@ -166,3 +166,21 @@ pub fn limits(run: &UpdateRun, s: usize) -> (u32, u32, Vec<(u32, u32)>) {
         stage.groups.iter().map(|g| (g.max_concurrency, g.max_allowed_failures)).collect(),
     )
 }
+
+/// Every file of a folder and its subfolders: path relative to it (with `/`) → bytes.
+pub fn folder_files(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+                out.insert(name, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}

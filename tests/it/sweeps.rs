@@ -82,19 +82,7 @@ fn options(threads: usize) -> ExecOptions {
 
 /// Every file of a folder (relative path → bytes).
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(path.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
+    crate::support::folder_files(dir)
 }
 
 #[track_caller]
