@@ -108,7 +108,7 @@ fn every_example_scenario_gives_the_same_bytes_in_separate_processes() {
                         out
                     })
                     .collect();
-                let (a, b) = (folder_bytes(&outputs[0]), folder_bytes(&outputs[1]));
+                let (a, b) = (folder_files(&outputs[0]), folder_files(&outputs[1]));
                 assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>(), "{name}");
                 for (file, bytes) in &a {
                     assert!(bytes == &b[file], "{name}: {file} differs between two processes");
@@ -116,22 +116,6 @@ fn every_example_scenario_gives_the_same_bytes_in_separate_processes() {
             });
         }
     });
-}
-
-fn folder_bytes(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(path.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    out
 }
 
 #[test]

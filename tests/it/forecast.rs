@@ -239,24 +239,6 @@ fn imported(dir: &Path) -> PathBuf {
     dir.join("scenario.json")
 }
 
-fn folder_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for entry in walk(dir) {
-        out.push((entry.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&entry).unwrap()));
-    }
-    out.sort();
-    out
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
-    }
-    out
-}
-
 #[test]
 fn the_fixture_run_caught_mid_way_forecasts_in_all_three_forms() {
     let dir = tempfile::tempdir().unwrap();
@@ -310,8 +292,8 @@ fn a_forecast_is_the_same_at_one_and_two_threads() {
         let (code, stdout, stderr) = fleetsim(&args, dir.path());
         assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
     }
-    let one = folder_bytes(&dir.path().join("out-1"));
-    assert_eq!(one, folder_bytes(&dir.path().join("out-2")));
+    let one = crate::support::folder_files(&dir.path().join("out-1"));
+    assert_eq!(one, crate::support::folder_files(&dir.path().join("out-2")));
     assert!(one.iter().any(|(name, _)| name == "forecast.json"));
 }
 
