@@ -60,14 +60,8 @@ pub fn runs_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
     w.into_inner().map_err(|e| csv::Error::from(e.into_error()))
 }
 
-/// `versions.csv`: every member's version history (Kubernetes and per-pool node images).
-pub fn versions_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    write_versions_csv(ctx, &mut bytes)?;
-    Ok(bytes)
-}
-
-/// `versions.csv`, written to `out` as it is made.
+/// `versions.csv`: every member's version history (Kubernetes and per-pool node images), written
+/// to `out` as it is made.
 pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record(["time", "member", "component", "from", "to", "run"])?;
