@@ -218,9 +218,9 @@ pub fn import(inputs: &[Input], options: &ImportOptions) -> Result<Imported, Vec
                         Ok((field, window)) => {
                             window_count += 1;
                             if field == AUTO_UPGRADE_SCHEDULE {
-                                member.aks_managed_auto_upgrade_schedule = Some(window);
+                                member.aks_managed_auto_upgrade_schedule = Some(Box::new(window));
                             } else {
-                                member.aks_managed_node_os_upgrade_schedule = Some(window);
+                                member.aks_managed_node_os_upgrade_schedule = Some(Box::new(window));
                             }
                         }
                         Err(Ok(reason)) => summary.push(format!("left out {}: {reason}", w.at("name"))),

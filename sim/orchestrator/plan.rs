@@ -1,6 +1,8 @@
 //! A run's plan: membership resolved once at creation (SEMANTICS §3) and limits resolved against it
 //! (SEMANTICS §4, §2).
 
+use rayon::prelude::*;
+
 use crate::engine::Duration;
 use crate::fleet::{Member, MemberId};
 
@@ -135,43 +137,39 @@ fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<Pl
     let mut result = Vec::with_capacity(strategy.stages.len());
     for (s, stage) in strategy.stages.iter().enumerate() {
         let in_stage = |m: &Member| stage.member_selector.as_ref().is_none_or(|sel| sel.matches(m));
+        let in_group = |gi: usize, m: &Member| match stage.groups.get(gi) {
+            // A selector-only stage: its one implicit group.
+            None => true,
+            Some(g) => match &g.member_selector {
+                Some(sel) => sel.matches(m),
+                None => m.group.as_deref() == Some(g.name.as_str()),
+            },
+        };
         let group_count = stage.groups.len().max(1);
         let mut groups: Vec<Vec<MemberId>> = vec![Vec::new(); group_count];
-        for (i, member) in members.iter().enumerate() {
-            if !in_stage(member) {
-                continue;
-            }
-            let picked: Vec<usize> = if stage.groups.is_empty() {
-                vec![0]
-            } else {
-                stage
-                    .groups
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, g)| match &g.member_selector {
-                        Some(sel) => sel.matches(member),
-                        None => member.group.as_deref() == Some(g.name.as_str()),
-                    })
-                    .map(|(gi, _)| gi)
-                    .collect()
-            };
-            for gi in picked {
-                match owner[i] {
-                    Some((os, og)) => problems.push(PlanProblem {
-                        stage: Some(s),
-                        group: (!stage.groups.is_empty()).then_some(gi),
-                        field: "memberSelector",
-                        message: format!(
-                            "member \"{}\" is selected by both {} and {}; a member may belong to one group of a run",
-                            member.name,
-                            describe(strategy, os, og),
-                            describe(strategy, s, gi)
-                        ),
-                    }),
-                    None => {
-                        owner[i] = Some((s, gi));
-                        groups[gi].push(MemberId(i as u32));
-                    }
+        // Which groups select each member: matched in parallel, taken in member order.
+        let picks: Vec<(usize, usize)> = members
+            .par_iter()
+            .enumerate()
+            .filter(|(_, m)| in_stage(m))
+            .flat_map_iter(|(i, m)| (0..group_count).filter(move |&gi| in_group(gi, m)).map(move |gi| (i, gi)))
+            .collect();
+        for (i, gi) in picks {
+            match owner[i] {
+                Some((os, og)) => problems.push(PlanProblem {
+                    stage: Some(s),
+                    group: (!stage.groups.is_empty()).then_some(gi),
+                    field: "memberSelector",
+                    message: format!(
+                        "member \"{}\" is selected by both {} and {}; a member may belong to one group of a run",
+                        members[i].name,
+                        describe(strategy, os, og),
+                        describe(strategy, s, gi)
+                    ),
+                }),
+                None => {
+                    owner[i] = Some((s, gi));
+                    groups[gi].push(MemberId(i as u32));
                 }
             }
         }

@@ -4,6 +4,7 @@
 //! step lives in its own module: `members`, `pools`, `generate`, `releases`, `stream`, `models`,
 //! `strategies`, `runs`, `profiles`, all reporting into one [`Ctx`].
 
+use rayon::slice::ParallelSliceMut;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::{Duration, Time};
@@ -14,7 +15,7 @@ use crate::world::{DurationModel, MinorSkipRule, WorldSettings};
 
 use super::ctx::{Ctx, check_name, quoted};
 use super::dto::*;
-use super::members::{FleetEntry, build_generated, build_members};
+use super::members::{FleetEntry, Origin, build_generated, build_members};
 use super::models::{build_models, duration_model};
 use super::problem::{Problem, echo, join};
 use super::runs::build_runs;
@@ -110,17 +111,20 @@ fn build_inner(
     // rather than at every step of a sort, and without a second list of them. Stable, so
     // duplicates keep their order (the second is the one reported).
     let mut order: Vec<usize> = (0..fleet.len()).collect();
-    order.sort_by(|&a, &b| fleet[a].member.name.cmp(&fleet[b].member.name));
+    order.par_sort_by(|&a, &b| fleet[a].member.name.cmp(&fleet[b].member.name));
     permute(&mut fleet, order);
     for pair in fleet.windows(2) {
         if pair[0].member.name == pair[1].member.name {
-            let which = |e: &FleetEntry| match e.generated {
-                Some(n) => format!("as generated member {n} of {}", e.path),
-                None => format!("at {}", e.path),
+            let which = |e: &FleetEntry| match e.origin {
+                Origin::Generated { number, .. } => format!("as generated member {number} of {}", e.origin.path()),
+                Origin::Explicit(_) => format!("at {}", e.origin.path()),
             };
-            let this = pair[1].generated.map(|n| format!(" (generated member {n})")).unwrap_or_default();
+            let this = match pair[1].origin {
+                Origin::Generated { number, .. } => format!(" (generated member {number})"),
+                Origin::Explicit(_) => String::new(),
+            };
             ctx.err(
-                pair[1].path.clone(),
+                pair[1].origin.path(),
                 format!("member {}{this} is defined twice (also {})", echo(&pair[1].member.name), which(&pair[0])),
             );
         }

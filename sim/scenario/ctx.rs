@@ -140,13 +140,7 @@ impl Ctx {
 
 /// Resource names: `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, 1–50 characters (SEMANTICS §2).
 pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> bool {
-    let bytes = name.as_bytes();
-    let ok_char = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    let valid = !bytes.is_empty()
-        && bytes.len() <= 50
-        && ok_char(&bytes[0])
-        && ok_char(&bytes[bytes.len() - 1])
-        && bytes.iter().all(|b| ok_char(b) || *b == b'-');
+    let valid = is_resource_name(name);
     if !valid {
         ctx.err(
             path,
@@ -154,6 +148,17 @@ pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> b
         );
     }
     valid
+}
+
+/// What [`check_name`] accepts (for callers that make the problem's path only when it is needed).
+pub(crate) fn is_resource_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let ok_char = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.len() <= 50
+        && ok_char(&bytes[0])
+        && ok_char(&bytes[bytes.len() - 1])
+        && bytes.iter().all(|b| ok_char(b) || *b == b'-')
 }
 
 pub(crate) fn quoted(options: &[&str]) -> String {

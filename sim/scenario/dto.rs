@@ -19,11 +19,12 @@ use super::releases::ReleasesDto;
 use super::window_dto::MaintenanceWindowDto;
 
 /// A read-only field of a pasted GET resource or of the az CLI's output: accepted and ignored.
-pub type ReadOnly = Option<Value>;
+/// Boxed: a record has dozens of these, almost always absent (a DTO of bare `Value`s was 5 KB).
+pub type ReadOnly = Option<Box<Value>>;
 
 /// The ARM form's `properties` wrapper: its fields are merged into the object that holds it before
 /// the object is read (`scenario::envelope`).
-pub type Properties = Option<serde_json::Map<String, Value>>;
+pub type Properties = Option<Box<serde_json::Map<String, Value>>>;
 
 /// An object that is also an Azure resource: the fields given first, then the read-only fields of
 /// its GET resource and of an Azure Resource Graph row and the ARM form's `properties`, then the
@@ -190,10 +191,10 @@ pub struct MemberDto {
     pub node_pools: Option<Vec<NodePoolDto>>,
     /// AKS `maintenanceWindow` consulted by Full and ControlPlaneOnly runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub aks_managed_auto_upgrade_schedule: Option<MaintenanceWindowDto>,
+    pub aks_managed_auto_upgrade_schedule: Option<Box<MaintenanceWindowDto>>,
     /// AKS `maintenanceWindow` consulted by NodeImageOnly runs.
     #[serde(default, skip_serializing_if = "Option::is_none", rename = "aksManagedNodeOSUpgradeSchedule")]
-    pub aks_managed_node_os_upgrade_schedule: Option<MaintenanceWindowDto>,
+    pub aks_managed_node_os_upgrade_schedule: Option<Box<MaintenanceWindowDto>>,
     /// Long-term support (may skip minor versions).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub long_term_support: bool,
@@ -202,7 +203,7 @@ pub struct MemberDto {
     pub stopped: bool,
     /// This member's upgrade durations: fields given here replace those of `models.duration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub durations: Option<DurationModelDto>,
+    pub durations: Option<Box<DurationModelDto>>,
 } {
     #[serde(default, skip_serializing)]
     pub status: ReadOnly,

@@ -245,6 +245,9 @@ impl Placeholders<'_> {
         // The placeholders are replaced one after another, each in the text the previous left; a
         // replacement is made only where its placeholder occurs (patterns are filled per member).
         let mut text = pattern.to_string();
+        if !text.contains('{') {
+            return text;
+        }
         for (placeholder, value) in [
             ("{index}", self.index.as_str()),
             ("{region}", self.region),
@@ -263,6 +266,26 @@ fn draw_pick(rng: &mut ChaCha8Rng, choice: &PickDto, places: &Placeholders) -> S
     match choice {
         PickDto::Pattern(text) => places.fill(text),
         PickDto::Weights(weights) => pick(rng, weights).unwrap_or_default().to_string(),
+    }
+}
+
+/// [`draw_pick`] from a stream of its own, made only when a draw decides something: a pattern
+/// draws nothing, and a single positive weight is what any draw would pick (no other draw comes
+/// from that stream, so skipping it changes nothing).
+fn draw_pick_own(stream: impl FnOnce() -> ChaCha8Rng, choice: &PickDto, places: &Placeholders) -> String {
+    match choice {
+        PickDto::Pattern(text) => places.fill(text),
+        PickDto::Weights(weights) => pick_own(stream, weights).unwrap_or_default().to_string(),
+    }
+}
+
+/// [`pick`] from a stream of its own, made only when there is a choice (see [`draw_pick_own`]).
+fn pick_own(stream: impl FnOnce() -> ChaCha8Rng, weights: &BTreeMap<String, f64>) -> Option<&str> {
+    let mut positive = weights.iter().filter(|(_, w)| **w > 0.0);
+    match (positive.next(), positive.next()) {
+        (None, _) => None,
+        (Some((only, _)), None) => Some(only.as_str()),
+        _ => pick(&mut stream(), weights),
     }
 }
 
@@ -530,6 +553,8 @@ struct Plan<'g> {
     long_term_support: f64,
     stopped: f64,
     durations: Option<Arc<DurationModel>>,
+    /// The stream key of each label's draw (`label:<key>`), in the order of `dto.labels`.
+    label_keys: Vec<u64>,
 }
 
 struct PoolPlan {
@@ -646,6 +671,7 @@ fn plan<'g>(
         long_term_support,
         stopped,
         durations,
+        label_keys: dto.labels.keys().map(|key| name_key(&format!("label:{key}"))).collect(),
     })
 }
 
@@ -774,19 +800,21 @@ fn draw_member(
     calendar: &ReleaseCalendar,
     keep_dtos: bool,
 ) -> MemberDto {
-    let stream = |attribute: &str| tree.stream(Purpose::FleetGenerator, [generator_key, i, name_key(attribute)]);
-    let region = pick(&mut stream("region"), &plan.regions).unwrap_or("eastus").to_string();
+    let keyed = |key: u64| tree.stream(Purpose::FleetGenerator, [generator_key, i, key]);
+    let stream = |attribute: &str| keyed(name_key(attribute));
+    let region = pick_own(|| stream("region"), &plan.regions).unwrap_or("eastus").to_string();
     let geography = regions::find(&region).map_or("other", |r| r.geography.slug());
     let mut places = Placeholders { index: format!("{:0width$}", i + 1), region: &region, geography, group: None };
-    let group = plan.dto.groups.as_ref().map(|g| draw_pick(&mut stream("group"), g, &places));
+    let group = plan.dto.groups.as_ref().map(|g| draw_pick_own(|| stream("group"), g, &places));
     places.group = group.as_deref();
     let labels = plan
         .dto
         .labels
         .iter()
-        .map(|(key, values)| (key.clone(), draw_pick(&mut stream(&format!("label:{key}")), values, &places)))
+        .zip(&plan.label_keys)
+        .map(|((key, values), &label)| (key.clone(), draw_pick_own(|| keyed(label), values, &places)))
         .collect();
-    let version_key = pick(&mut stream("kubernetesVersion"), &plan.dto.kubernetes_versions).unwrap_or_default();
+    let version_key = pick_own(|| stream("kubernetesVersion"), &plan.dto.kubernetes_versions).unwrap_or_default();
     let kubernetes_version = match plan.versions.get(version_key) {
         Some(VersionKey::Exact(v)) => v.clone(),
         Some(VersionKey::Minor(minor)) => {
@@ -850,8 +878,9 @@ fn draw_member(
         };
         let Some(os) = os else { continue };
         let age = pick_index(&mut age_rng, &plan.image_age);
-        let available: Vec<_> = calendar.images_available(os.default_image_family(), &region, ctx.start).collect();
-        if let Some(release) = available.get(age.min(available.len().saturating_sub(1))) {
+        let available = || calendar.images_available(os.default_image_family(), &region, ctx.start);
+        let newest_first = available().count();
+        if let Some(release) = available().nth(age.min(newest_first.saturating_sub(1))) {
             pool.node_image_version = Some(release.version.to_string());
         }
     }
@@ -872,11 +901,11 @@ fn draw_member(
         labels,
         kubernetes_version,
         node_pools: Some(pools),
-        aks_managed_auto_upgrade_schedule: auto_upgrade,
-        aks_managed_node_os_upgrade_schedule: node_os,
+        aks_managed_auto_upgrade_schedule: auto_upgrade.map(Box::new),
+        aks_managed_node_os_upgrade_schedule: node_os.map(Box::new),
         long_term_support,
         stopped,
-        durations: if keep_dtos { plan.dto.durations.clone() } else { None },
+        durations: if keep_dtos { plan.dto.durations.clone().map(Box::new) } else { None },
         ..MemberDto::default()
     }
 }

@@ -1,8 +1,11 @@
 //! Members: explicit member DTOs and the generators' drawn ones → [`Member`]s, each with where it
 //! was defined. Generated members go through the same [`build_member`] as explicit ones.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
+
+use rayon::prelude::*;
 
 use crate::engine::name_key;
 use crate::fleet::member::{
@@ -13,24 +16,41 @@ use crate::fleet::selector::{validate_label_key, validate_label_value};
 use crate::fleet::{KubernetesVersion, Member};
 use crate::world::{DurationModel, ReleaseCalendar};
 
-use super::ctx::{Ctx, check_name};
+use super::ctx::{Ctx, check_name, is_resource_name};
 use super::dto::{MemberDto, ScenarioDto};
 use super::generate::{Generator, GeneratorDto, locate_generated};
 use super::models::duration_model;
 use super::pools::{build_pool, default_pool};
-use super::problem::{echo, join};
+use super::problem::{Problem, echo, join};
 
 /// One member of the fleet while the scenario is built.
 pub(crate) struct FleetEntry {
     pub member: Member,
-    /// Where it was defined, for problems: its JSON Pointer, or its generator's.
-    pub path: String,
-    /// For a generated member: its number in its generator (1-based).
-    pub generated: Option<u64>,
+    /// Where it was defined, for problems.
+    pub origin: Origin,
     /// Its own duration model (`durations` of the member or its generator).
     pub durations: Option<Arc<DurationModel>>,
     /// Its DTO, kept only for `--dump-fleet` (boxed: a DTO is large and usually absent).
     pub dto: Option<Box<MemberDto>>,
+}
+
+/// Where a member was defined.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Origin {
+    /// `/members/<index>`.
+    Explicit(usize),
+    /// Member `number` (1-based) of `/memberGenerators/<generator>`.
+    Generated { generator: usize, number: u64 },
+}
+
+impl Origin {
+    /// Its JSON Pointer, or its generator's.
+    pub fn path(self) -> String {
+        match self {
+            Origin::Explicit(i) => join("/members", i),
+            Origin::Generated { generator, .. } => join("/memberGenerators", generator),
+        }
+    }
 }
 
 /// Converts the scenario's explicit `members`, each with its own duration model if it gives one.
@@ -47,10 +67,9 @@ pub(crate) fn build_members(
             let path = join("/members", i);
             let durations =
                 m.durations.as_ref().map(|d| Arc::new(duration_model(ctx, d, base.clone(), &join(&path, "durations"))));
-            build_member(ctx, m, &path).map(|member| FleetEntry {
+            build_member(ctx, Cow::Borrowed(m), &path).map(|member| FleetEntry {
                 member,
-                path,
-                generated: None,
+                origin: Origin::Explicit(i),
                 durations,
                 dto: keep_dtos.then(|| Box::new(m.clone())),
             })
@@ -76,35 +95,78 @@ pub(crate) fn build_generated(
     for (g, dto) in generators.iter().enumerate() {
         let path = join("/memberGenerators", g);
         let Some(generator) = Generator::plan(ctx, dto, &path, seed, calendar, base_durations) else { continue };
-        let before = ctx.problems.len();
-        for i in 0..generator.count() {
-            if ctx.problems.len() > before {
-                break;
+        let durations = generator.durations();
+        // Members are drawn and converted in parallel, a chunk at a time (each member's draws come
+        // from its own streams, so the order of the work changes nothing), then taken in order: the
+        // generator stops at its first member with a problem, as if drawn one by one.
+        let start = ctx.start;
+        let count = generator.count() as usize;
+        // One buffer for every chunk: a fresh one would be fresh pages each time.
+        let mut drawn: Vec<Drawn> = Vec::with_capacity(count.min(GENERATED_CHUNK));
+        let mut next = 0;
+        'chunks: while next < count {
+            let end = count.min(next + GENERATED_CHUNK);
+            (next..end)
+                .into_par_iter()
+                .map(|i| {
+                    let i = i as u64;
+                    let mut own = Ctx { problems: Vec::new(), warnings: Vec::new(), start };
+                    let member = generator.draw(&own, i, calendar, keep_dtos);
+                    // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
+                    let (built, dto) = if keep_dtos {
+                        (build_member(&mut own, Cow::Borrowed(&member), ""), Some(Box::new(member)))
+                    } else {
+                        (build_member(&mut own, Cow::Owned(member), ""), None)
+                    };
+                    match built {
+                        Some(m) if own.problems.is_empty() => (dto, Ok(m)),
+                        _ => {
+                            // Drawn again for its name (a member with problems is rare).
+                            let name = generator.draw(&own, i, calendar, false).name;
+                            locate_generated(&mut own.problems, &path, i + 1, &name);
+                            (dto, Err(own.problems))
+                        }
+                    }
+                })
+                .collect_into_vec(&mut drawn);
+            for (i, (dto, built)) in (next as u64..).zip(drawn.drain(..)) {
+                match built {
+                    Ok(member) => out.push(FleetEntry {
+                        member,
+                        origin: Origin::Generated { generator: g, number: i + 1 },
+                        durations: durations.clone(),
+                        dto,
+                    }),
+                    Err(problems) => {
+                        ctx.problems.extend(problems);
+                        break 'chunks;
+                    }
+                }
             }
-            let member = generator.draw(ctx, i, calendar, keep_dtos);
-            let built = build_member(ctx, &member, "");
-            locate_generated(&mut ctx.problems[before..], &path, i + 1, &member.name);
-            if let Some(m) = built {
-                out.push(FleetEntry {
-                    member: m,
-                    path: path.clone(),
-                    generated: Some(i + 1),
-                    durations: generator.durations(),
-                    dto: keep_dtos.then(|| Box::new(member)),
-                });
-            }
+            next = end;
         }
     }
 }
 
+/// A generated member drawn and converted: its DTO if kept, and the member or its problems.
+type Drawn = (Option<Box<MemberDto>>, Result<Member, Vec<Problem>>);
+
+/// Generated members drawn in parallel before they are taken in order (large enough to keep every
+/// thread busy, small enough that a generator with a bad first member does not draw them all).
+const GENERATED_CHUNK: usize = 8192;
+
 /// Converts one member DTO (explicit or generated).
-pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<Member> {
+pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -> Option<Member> {
+    let m = dto.as_ref();
     let before = ctx.problems.len();
-    check_name(ctx, &m.name, &join(path, "name"), "member");
+    // Paths are made only for a problem: this runs for every generated member.
+    if !is_resource_name(&m.name) {
+        check_name(ctx, &m.name, &join(path, "name"), "member");
+    }
     if m.region.is_empty() || !m.region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
         ctx.err(join(path, "region"), format!("{} is not an Azure region name like \"westeurope\"", echo(&m.region)));
     }
-    if let Some(group) = &m.group {
+    if let Some(group) = m.group.as_ref().filter(|g| !is_resource_name(g)) {
         check_name(ctx, group, &join(path, "group"), "update group");
     }
     let cluster = m
@@ -112,16 +174,16 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
         .as_deref()
         .and_then(|id| ClusterRef::parse(id).map_err(|e| ctx.err(join(path, "clusterResourceId"), e)).ok());
     for (key, value) in &m.labels {
-        let label_path = join(&join(path, "labels"), key);
+        let label_path = || join(&join(path, "labels"), key);
         if FLEET_LABELS.contains(&key.as_str()) {
-            check_fleet_label(ctx, m, cluster.as_ref(), key, value, &label_path);
+            check_fleet_label(ctx, m, cluster.as_ref(), key, value, &label_path());
             continue;
         }
         if let Err(e) = validate_label_key(key) {
-            ctx.err(&label_path, e);
+            ctx.err(label_path(), e);
         }
         if let Err(e) = validate_label_value(value) {
-            ctx.err(&label_path, e);
+            ctx.err(label_path(), e);
         }
     }
     let version =
@@ -140,8 +202,9 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
             // Sized to the list: a member keeps its pools for the whole run, and a list grown
             // from empty would keep room for four.
             let mut pools = Vec::with_capacity(list.len());
+            let pools_path = join(path, "nodePools");
             for (i, p) in list.iter().enumerate() {
-                let pool_path = join(&join(path, "nodePools"), i);
+                let pool_path = join(&pools_path, i);
                 if !names.insert(p.name.as_str()) {
                     ctx.err(join(&pool_path, "name"), format!("node pool {} appears twice", echo(&p.name)));
                 }
@@ -166,24 +229,31 @@ pub(crate) fn build_member(ctx: &mut Ctx, m: &MemberDto, path: &str) -> Option<M
         return None;
     }
     let [auto_upgrade_window, node_os_window] = windows;
+    let (long_term_support, stopped) = (m.long_term_support, m.stopped);
+    let name_key = name_key(&m.name);
+    let own = |(k, _): &(String, String)| !FLEET_LABELS.contains(&k.as_str());
+    let (name, region, group, labels) = match dto {
+        Cow::Owned(m) => (m.name, m.region, m.group, m.labels.into_iter().filter(own).collect()),
+        Cow::Borrowed(m) => (
+            m.name.clone(),
+            m.region.clone(),
+            m.group.clone(),
+            m.labels.iter().map(|(k, v)| (k.clone(), v.clone())).filter(own).collect(),
+        ),
+    };
     Some(Member {
-        name: m.name.clone(),
-        name_key: name_key(&m.name),
-        region: m.region.clone(),
-        group: m.group.clone(),
-        labels: m
-            .labels
-            .iter()
-            .filter(|(k, _)| !FLEET_LABELS.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        name,
+        name_key,
+        region,
+        group,
+        labels,
         cluster,
         kubernetes_version: version?,
         node_pools: pools,
         auto_upgrade_window: auto_upgrade_window.map(Arc::new),
         node_os_window: node_os_window.map(Arc::new),
-        long_term_support: m.long_term_support,
-        stopped: m.stopped,
+        long_term_support,
+        stopped,
     })
 }
 

@@ -28,13 +28,15 @@ impl fmt::Display for Problem {
 
 /// Appends a reference token to a JSON Pointer, escaping `~` and `/` as RFC 6901 requires.
 pub fn join(path: &str, token: impl fmt::Display) -> String {
-    let token = token.to_string();
-    let mut joined = String::with_capacity(path.len() + 1 + token.len());
+    use fmt::Write;
+    let mut joined = String::with_capacity(path.len() + 16);
     joined.push_str(path);
     joined.push('/');
-    // Loading makes one of these per checked field of every member: no copies when nothing is
-    // escaped, which is almost always.
-    if token.contains(['~', '/']) {
+    // Loading makes one of these per checked field of every member: one allocation, and no copies
+    // when nothing is escaped, which is almost always.
+    write!(joined, "{token}").expect("writing to a String");
+    if joined[path.len() + 1..].contains(['~', '/']) {
+        let token = joined.split_off(path.len() + 1);
         for c in token.chars() {
             match c {
                 '~' => joined.push_str("~0"),
@@ -42,8 +44,6 @@ pub fn join(path: &str, token: impl fmt::Display) -> String {
                 c => joined.push(c),
             }
         }
-    } else {
-        joined.push_str(&token);
     }
     joined
 }

@@ -142,3 +142,59 @@ fn a_report_written_as_it_is_made_has_the_bytes_of_the_one_made_in_memory() {
         }
     }
 }
+
+/// Generated members are drawn and converted in parallel, in chunks: the fleet, its update plan and
+/// the first problem of a generator are the same with one thread or three.
+#[test]
+fn generated_fleets_and_their_problems_do_not_depend_on_the_thread_count() {
+    let scenario = r#"{"name": "t", "seed": 5, "start": "2026-03-02T00:00:00Z",
+        "memberGenerators": [{"count": 12000, "namePattern": "{group}-{index}",
+            "regions": {"eastus": 3, "westeurope": 2, "japaneast": 1},
+            "groups": {"canary": 1, "wave-1": 4, "wave-2": 5}, "labels": {"ring": {"a": 1, "b": 2}, "geo": "{geography}", "wave": "{group}"},
+            "kubernetesVersions": {"1.32.4": 1, "1.33.1": 3},
+            "nodePools": {"count": {"min": 1, "max": 3}, "osSku": {"Ubuntu": 3, "Windows2022": 1}},
+            "aksManagedAutoUpgradeSchedule": [{"template": "weekend", "weight": 1}, {"template": "none", "weight": 1}]}],
+        "updateRuns": [{"name": "r", "strategy": {"stages": [
+            {"name": "first", "groups": [{"name": "canary"}]},
+            {"name": "rest", "groups": [{"name": "wave-1"}, {"name": "wave-2", "memberSelector": {"byLabel": "wave=wave-2,ring=b"}}]}]},
+            "managedClusterUpdate": {"upgrade": {"type": "Full", "kubernetesVersion": "1.33.1"}}}]}"#;
+    let load = |threads: usize, text: &str| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| match fleetsim::scenario::parse_str_with_fleet(text, None) {
+            Ok((scenario, fleet)) => {
+                let plan = serde_json::to_string(
+                    &scenario.runs[0]
+                        .plan
+                        .stages
+                        .iter()
+                        .map(|s| {
+                            s.groups
+                                .iter()
+                                .map(|g| g.members.iter().map(|m| m.index()).collect::<Vec<_>>())
+                                .collect::<Vec<_>>()
+                        })
+                        .collect::<Vec<_>>(),
+                )
+                .unwrap();
+                Ok((serde_json::to_string(&fleet).unwrap(), plan))
+            }
+            Err(problems) => Err(problems.iter().map(|p| p.to_string()).collect::<Vec<_>>()),
+        })
+    };
+    let one = load(1, scenario).expect("the scenario is valid");
+    assert_eq!(one, load(3, scenario).unwrap());
+    assert!(one.0.matches("\"name\":\"wave-2-").count() > 5000, "12,000 members, half of them in wave-2");
+    // A group name too long for a member name, drawn by about one member in a thousand: the first
+    // member that gets it is the one reported (a generator stops there), whichever thread drew it.
+    let long = scenario
+        .replace(r#""canary": 1,"#, r#""canary": 1, "a-group-name-long-enough-to-overflow-a-member-name": 0.001,"#);
+    let problems = load(1, &long).expect_err("some member gets the long group");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("/memberGenerators/0/namePattern: generated member "), "{problems:?}");
+    assert_eq!(load(3, &long).unwrap_err(), problems);
+    // Members selected twice are found while matching in parallel, and told in member order.
+    let twice = scenario.replace("wave=wave-2,ring=b", "ring=b");
+    let problems = load(1, &twice).expect_err("canary members with ring=b are selected twice");
+    assert!(problems[0].contains("member \"canary-"), "{problems:?}");
+    assert_eq!(load(3, &twice).unwrap_err(), problems);
+}
