@@ -106,29 +106,32 @@ pub(crate) fn build_generated(
         let mut next = 0;
         'chunks: while next < count {
             let end = count.min(next + GENERATED_CHUNK);
-            (next..end)
-                .into_par_iter()
-                .map(|i| {
-                    let i = i as u64;
-                    let mut own = Ctx { problems: Vec::new(), warnings: Vec::new(), start };
-                    let member = generator.draw(&own, i, calendar, keep_dtos);
-                    // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
-                    let (built, dto) = if keep_dtos {
-                        (build_member(&mut own, Cow::Borrowed(&member), ""), Some(Box::new(member)))
-                    } else {
-                        (build_member(&mut own, Cow::Owned(member), ""), None)
-                    };
-                    match built {
-                        Some(m) if own.problems.is_empty() => (dto, Ok(m)),
-                        _ => {
-                            // Drawn again for its name (a member with problems is rare).
-                            let name = generator.draw(&own, i, calendar, false).name;
-                            locate_generated(&mut own.problems, &path, i + 1, &name);
-                            (dto, Err(own.problems))
-                        }
+            let draw = |i: usize| {
+                let i = i as u64;
+                let mut own = Ctx { problems: Vec::new(), warnings: Vec::new(), start };
+                let member = generator.draw(&own, i, calendar, keep_dtos);
+                // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
+                let (built, dto) = if keep_dtos {
+                    (build_member(&mut own, Cow::Borrowed(&member), ""), Some(Box::new(member)))
+                } else {
+                    (build_member(&mut own, Cow::Owned(member), ""), None)
+                };
+                match built {
+                    Some(m) if own.problems.is_empty() => (dto, Ok(m)),
+                    _ => {
+                        // Drawn again for its name (a member with problems is rare).
+                        let name = generator.draw(&own, i, calendar, false).name;
+                        locate_generated(&mut own.problems, &path, i + 1, &name);
+                        (dto, Err(own.problems))
                     }
-                })
-                .collect_into_vec(&mut drawn);
+                }
+            };
+            // A few members are drawn here: handing them to the thread pool would cost more.
+            if end - next < PARALLEL_FROM {
+                drawn.extend((next..end).map(draw));
+            } else {
+                (next..end).into_par_iter().map(draw).collect_into_vec(&mut drawn);
+            }
             for (i, (dto, built)) in (next as u64..).zip(drawn.drain(..)) {
                 match built {
                     Ok(member) => out.push(FleetEntry {
@@ -154,6 +157,9 @@ type Drawn = (Option<Box<MemberDto>>, Result<Member, Vec<Problem>>);
 /// Generated members drawn in parallel before they are taken in order (large enough to keep every
 /// thread busy, small enough that a generator with a bad first member does not draw them all).
 const GENERATED_CHUNK: usize = 8192;
+
+/// Fewer generated members than this are drawn on the calling thread.
+const PARALLEL_FROM: usize = 256;
 
 /// Converts one member DTO (explicit or generated).
 pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -> Option<Member> {
