@@ -13,7 +13,7 @@ use crate::engine::{EventQueue, Phase, SeedTree, Time};
 use crate::fleet::{KubernetesVersion, MemberId, NodeImageVersion};
 use crate::orchestrator::{Command, GateRef, Note, Outcome, RunId, Slot, Timer, Transition, UpdateRun, UpdateState};
 use crate::scenario::{ActionKind, RunSpec, Scenario};
-use crate::world::{ReleaseCalendar, UpgradeRecord, World};
+use crate::world::{Finished, Flight, ReleaseCalendar, UpgradeRecord, World};
 
 mod resume;
 pub use resume::{Resume, ResumeFacts, simulate_resumed};
@@ -138,8 +138,7 @@ enum Event {
     MemberDone {
         run: RunId,
         slot: Slot,
-        member: MemberId,
-        outcome: Outcome,
+        flight: Flight,
     },
     RunStart {
         run: RunId,
@@ -378,8 +377,8 @@ impl<'a> Sim<'a> {
 
     fn handle(&mut self, event: Event, now: Time) {
         match event {
-            Event::MemberDone { run, slot, member, outcome } => {
-                let record = self.world.finish_upgrade(run, member, &outcome, now);
+            Event::MemberDone { run, slot, flight } => {
+                let Finished { member, outcome, record, .. } = self.world.finish_upgrade(flight, now);
                 if record.failed_by_bad_release && matches!(outcome, Outcome::Failed(_)) {
                     self.run_facts[run as usize].first_bad_failure.get_or_insert(now);
                 }
@@ -462,14 +461,14 @@ impl<'a> Sim<'a> {
         for command in commands.drain(..) {
             match command {
                 Command::Start { slot, member } => {
-                    let attempt = self.world.start_upgrade(run, member, now);
-                    if self.world.in_flight_received_bad(run, member) {
+                    let started = self.world.start_upgrade(run, member, now);
+                    if started.received_bad_release {
                         self.bad_release_members[run as usize].insert(member);
                     }
                     self.queue.push(
-                        now + attempt.duration,
+                        now + started.duration,
                         Phase::MemberCompletion,
-                        Event::MemberDone { run, slot, member, outcome: attempt.outcome },
+                        Event::MemberDone { run, slot, flight: started.flight },
                     );
                 }
                 Command::ArmTimer { at, timer } => {

@@ -101,7 +101,7 @@ impl Ctx {
                             self.err(join(path, "p90"), "p90 must be at least the median");
                             return None;
                         }
-                        Some(DurationDist::LogNormal { median: *median, p90: *p90 })
+                        Some(DurationDist::log_normal(*median, *p90))
                     }
                     _ if keys.len() == 2 && map.contains_key("min") && map.contains_key("max") => {
                         let (min, max) = (fields.get("min")?, fields.get("max")?);

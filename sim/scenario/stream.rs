@@ -116,7 +116,7 @@ fn rollout(released: Time) -> Option<RolloutRelease> {
 }
 
 fn dist(ctx: &mut Ctx, value: &Option<Value>, path: &str, median_days: i64, p90_days: i64) -> DurationDist {
-    let default = DurationDist::LogNormal { median: Duration::days(median_days), p90: Duration::days(p90_days) };
+    let default = DurationDist::log_normal(Duration::days(median_days), Duration::days(p90_days));
     match value {
         None => default,
         Some(v) => match ctx.dist(v, path) {

@@ -77,14 +77,14 @@ pub fn simulate_resumed(
         if resumed.overdue {
             facts.overdue.push(member);
         }
-        if sim.world.in_flight_received_bad(RUN, member) {
+        if resumed.started.received_bad_release {
             sim.bad_release_members[0].insert(member);
         }
-        let at = (started + resumed.attempt.duration).max(now);
+        let at = (started + resumed.started.duration).max(now);
         sim.queue.push(
             at,
             Phase::MemberCompletion,
-            Event::MemberDone { run: RUN, slot, member, outcome: resumed.attempt.outcome },
+            Event::MemberDone { run: RUN, slot, flight: resumed.started.flight },
         );
     }
     for command in &restored.commands {

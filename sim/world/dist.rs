@@ -12,10 +12,12 @@ const Z90: f64 = 1.281_551_565_544_600_4;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum DurationDist {
     Fixed(Duration),
-    /// Log-normal with the given median and 90th percentile (aks-models.md §4.2 gives both).
+    /// Log-normal with the given median and 90th percentile (aks-models.md §4.2 gives both); made
+    /// by [`DurationDist::log_normal`], which works `sigma` out once rather than at every draw.
     LogNormal {
         median: Duration,
         p90: Duration,
+        sigma: f64,
     },
     Uniform {
         min: Duration,
@@ -24,15 +26,20 @@ pub enum DurationDist {
 }
 
 impl DurationDist {
+    /// The log-normal distribution with this median and 90th percentile.
+    pub fn log_normal(median: Duration, p90: Duration) -> DurationDist {
+        let median_s = median.as_seconds().max(1) as f64;
+        let p90_s = p90.as_seconds().max(1) as f64;
+        DurationDist::LogNormal { median, p90, sigma: ((p90_s / median_s).ln() / Z90).max(0.0) }
+    }
+
     /// Draws one duration. Log-normal draws use `ln`/`exp`, whose last bits may differ between
     /// platforms' math libraries; results are byte-identical for the same binary and platform.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Duration {
         match *self {
             DurationDist::Fixed(d) => d,
-            DurationDist::LogNormal { median, p90 } => {
+            DurationDist::LogNormal { median, sigma, .. } => {
                 let median_s = median.as_seconds().max(1) as f64;
-                let p90_s = p90.as_seconds().max(1) as f64;
-                let sigma = ((p90_s / median_s).ln() / Z90).max(0.0);
                 let z: f64 = StandardNormal.sample(rng);
                 Duration((median_s * (sigma * z).exp()).round().max(1.0) as i64)
             }
@@ -47,9 +54,8 @@ impl DurationDist {
     /// with the log-normal's parameters worked out once.
     pub fn sample_sum<R: Rng + ?Sized>(&self, rng: &mut R, n: u32) -> Duration {
         match *self {
-            DurationDist::LogNormal { median, p90 } => {
+            DurationDist::LogNormal { median, sigma, .. } => {
                 let median_s = median.as_seconds().max(1) as f64;
-                let sigma = ((p90.as_seconds().max(1) as f64 / median_s).ln() / Z90).max(0.0);
                 let mut total = 0;
                 for _ in 0..n {
                     let z: f64 = StandardNormal.sample(rng);
@@ -78,7 +84,7 @@ mod tests {
 
     #[test]
     fn lognormal_hits_its_median_and_p90() {
-        let dist = DurationDist::LogNormal { median: Duration::minutes(10), p90: Duration::minutes(25) };
+        let dist = DurationDist::log_normal(Duration::minutes(10), Duration::minutes(25));
         let mut rng = SeedTree::new(1, 0).stream(Purpose::UpgradeDuration, [0, 0, 0]);
         let mut draws: Vec<i64> = (0..20_000).map(|_| dist.sample(&mut rng).as_seconds()).collect();
         draws.sort_unstable();
@@ -90,7 +96,7 @@ mod tests {
 
     #[test]
     fn a_sum_of_draws_equals_the_draws_one_by_one() {
-        let dist = DurationDist::LogNormal { median: Duration::minutes(10), p90: Duration::minutes(25) };
+        let dist = DurationDist::log_normal(Duration::minutes(10), Duration::minutes(25));
         let tree = SeedTree::new(3, 0);
         let mut one_by_one = tree.stream(Purpose::UpgradeDuration, [1, 2, 3]);
         let expected = (0..7).fold(Duration::ZERO, |sum, _| sum + dist.sample(&mut one_by_one));

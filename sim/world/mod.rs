@@ -11,7 +11,6 @@ pub mod rollout;
 
 use std::borrow::Cow;
 
-use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
 use rand::Rng;
@@ -182,15 +181,43 @@ pub struct RunContext {
     never_waits_from: Option<Time>,
 }
 
-/// A component of an in-flight upgrade that completes at `at` (offset from the start).
+/// An attempt under way: what it changes when, and how it ends.
 #[derive(Clone, Debug)]
 struct InFlight<'a> {
+    run: RunId,
+    member: MemberId,
     started: Time,
+    outcome: Outcome,
     /// Control plane target and when it is done.
     control_plane: Option<(KubernetesVersion, Duration)>,
     /// (pool index, target image or `None` for a Kubernetes-only roll, done offset).
     pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
     record: UpgradeRecord,
+}
+
+/// The handle of an attempt under way: its completion event keeps it and gives it back to
+/// [`World::finish_upgrade`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flight(u32);
+
+/// An attempt that began: when it ends, and the handle to finish it with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Started {
+    pub flight: Flight,
+    /// From the attempt's start to its end.
+    pub duration: Duration,
+    /// The attempt's target includes a release marked bad (the blast radius counts the member).
+    pub received_bad_release: bool,
+}
+
+/// An attempt that ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finished {
+    pub run: RunId,
+    pub member: MemberId,
+    pub outcome: Outcome,
+    /// What it changed on the cluster.
+    pub record: UpgradeRecord,
 }
 
 /// An attempt as drawn, before it begins: its outcome and what it changes when.
@@ -254,8 +281,10 @@ pub struct World<'a> {
     /// Every member's pools, member after member (`MemberState::first_pool`).
     pools: Vec<PoolState<'a>>,
     runs: Vec<RunContext>,
-    /// Never iterated, so its order never shows.
-    in_flight: FxHashMap<(RunId, MemberId), InFlight<'a>>,
+    /// Attempts under way, by [`Flight`]; a finished one's place is reused (`free_flights`), so
+    /// the list is as long as the most attempts ever under way at once.
+    flights: Vec<Option<InFlight<'a>>>,
+    free_flights: Vec<u32>,
     /// Per window kind, per member (allocated on first use).
     window_facts: [Vec<Option<WindowFact>>; 2],
     /// Per run, per member (allocated on first use).
@@ -302,7 +331,8 @@ impl<'a> World<'a> {
             members,
             pools,
             runs: Vec::new(),
-            in_flight: FxHashMap::default(),
+            flights: Vec::new(),
+            free_flights: Vec::new(),
             window_facts: [Vec::new(), Vec::new()],
             run_facts: Vec::new(),
             window_notes: BTreeMap::new(),
@@ -454,15 +484,8 @@ impl<'a> World<'a> {
         slot.as_mut()
     }
 
-    /// Pools the run upgrades and their target images at `now` (SEMANTICS §8). `None` target: the
-    /// pool is left alone.
-    fn pool_targets(&self, run: RunId, member: MemberId, now: Time) -> Vec<Option<NodeImageVersion>> {
-        (0..self.fleet[member.index()].node_pools.len())
-            .map(|i| self.pool_target(run, member, i, now).cloned())
-            .collect()
-    }
-
-    /// The target image of pool `i` (see [`pool_targets`](Self::pool_targets)), without copying.
+    /// The target image of pool `i` at `now` (SEMANTICS §8), without copying; `None`: the run leaves
+    /// the pool alone.
     fn pool_target(&self, run: RunId, member: MemberId, i: usize, now: Time) -> Option<&NodeImageVersion> {
         let context = &self.runs[run as usize];
         let m = &self.fleet[member.index()];
@@ -528,10 +551,13 @@ impl<'a> World<'a> {
     /// SEMANTICS §8: the target when AKS refuses the upgrade because it skips a minor.
     fn minor_skip_blocked(&self, run: RunId, member: MemberId) -> Option<KubernetesVersion> {
         let (target, behind) = self.minors_behind(run, member)?;
+        if behind <= 1 {
+            return None;
+        }
         // LTS clusters may skip minors, but only to an LTS-eligible release (aks-models.md §3).
         let may_skip = self.fleet[member.index()].long_term_support
             && self.releases.kubernetes_release(target).is_none_or(|r| r.lts_eligible);
-        (behind > 1 && !may_skip).then_some(target)
+        (!may_skip).then_some(target)
     }
 
     /// SEMANTICS §9: why an auto-upgrade run leaves the member alone (`None`: it may move it). Only
@@ -630,7 +656,7 @@ impl<'a> World<'a> {
     }
 
     /// A member starts upgrading in `run` at `now`: decide how long it takes and how it ends.
-    pub fn start_upgrade(&mut self, run: RunId, member: MemberId, now: Time) -> Attempt {
+    pub fn start_upgrade(&mut self, run: RunId, member: MemberId, now: Time) -> Started {
         let attempt = self.count_attempt(run, member);
         let keys = [self.fleet[member.index()].name_key, self.runs[run as usize].name_key, attempt];
         let drawn = self.draw_attempt(run, member, now, keys);
@@ -698,7 +724,9 @@ impl<'a> World<'a> {
         let mut pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>)> = Vec::new();
         // The first pool whose target image is past its validity (SEMANTICS §8).
         let mut expired: Option<(usize, &'a ImageRelease)> = None;
-        for i in 0..m.node_pools.len() {
+        // A run that leaves pools alone has no pool target and rolls no pool (`rolls_all` is Full).
+        let pool_count = if context.spec.kind.touches_pools() { m.node_pools.len() } else { 0 };
+        for i in 0..pool_count {
             let image = self
                 .pool_target(run, member, i, now)
                 .filter(|t| Self::behind(&self.pools_of(member)[i].image, t))
@@ -927,26 +955,24 @@ impl<'a> World<'a> {
 
     /// The `Completed` message listing pools already at or ahead of target (MONITOR sample).
     fn completion_note(&self, run: RunId, member: MemberId, now: Time) -> Note {
+        // A run that leaves pools alone has nothing to list (SecurityPatch runs touch pools).
+        if !self.runs[run as usize].spec.kind.touches_pools() {
+            return Note::default();
+        }
         let m = &self.fleet[member.index()];
-        let targets = self.pool_targets(run, member, now);
-        let current: Vec<String> = m
-            .node_pools
-            .iter()
-            .zip(&targets)
-            .zip(self.pools_of(member))
-            .filter_map(|((pool, target), state)| {
-                let target = target.as_ref()?;
-                (!Self::behind(&state.image, target)).then(|| {
-                    format!(
-                        "{}: current node image version \"{}\" is already at or ahead of target \"{}\"",
-                        pool.name,
-                        state.image.as_ref().map_or("", |i| i.as_str()),
-                        target
-                    )
-                })
-            })
-            .collect();
-        let mut current = current;
+        let states = self.pools_of(member);
+        let mut current: Vec<String> = Vec::new();
+        for (i, (pool, state)) in m.node_pools.iter().zip(states).enumerate() {
+            let Some(target) = self.pool_target(run, member, i, now) else { continue };
+            if !Self::behind(&state.image, target) {
+                current.push(format!(
+                    "{}: current node image version \"{}\" is already at or ahead of target \"{}\"",
+                    pool.name,
+                    state.image.as_ref().map_or("", |i| i.as_str()),
+                    target
+                ));
+            }
+        }
         if self.runs[run as usize].spec.security_patch {
             // SEMANTICS §8: SecurityPatch touches Linux pools only.
             current.extend(
@@ -963,21 +989,34 @@ impl<'a> World<'a> {
         }
     }
 
-    fn begin(&mut self, run: RunId, member: MemberId, now: Time, drawn: Drawn<'a>) -> Attempt {
+    fn begin(&mut self, run: RunId, member: MemberId, now: Time, drawn: Drawn<'a>) -> Started {
         let Drawn { attempt, control_plane, pools, mut record } = drawn;
         // Every member a bad release breaks was exposed to it: one test covers both.
         record.received_bad_release = self.exposes_bad_release(member, control_plane.map(|c| c.0), &pools);
         if self.members[member.index()].busy_with.is_none() {
             self.members[member.index()].busy_with = Some(run);
         }
-        self.in_flight.insert((run, member), InFlight { started: now, control_plane, pools, record });
-        attempt
+        let received_bad_release = record.received_bad_release;
+        let flight = InFlight { run, member, started: now, outcome: attempt.outcome, control_plane, pools, record };
+        let id = match self.free_flights.pop() {
+            Some(id) => {
+                self.flights[id as usize] = Some(flight);
+                id
+            }
+            None => {
+                self.flights.push(Some(flight));
+                (self.flights.len() - 1) as u32
+            }
+        };
+        Started { flight: Flight(id), duration: attempt.duration, received_bad_release }
     }
 
     /// The attempt ended: apply what finished before the end (a failed upgrade keeps the components
     /// it completed) and return what changed.
-    pub fn finish_upgrade(&mut self, run: RunId, member: MemberId, outcome: &Outcome, now: Time) -> UpgradeRecord {
-        let flight = self.in_flight.remove(&(run, member)).expect("finish follows start");
+    pub fn finish_upgrade(&mut self, id: Flight, now: Time) -> Finished {
+        let flight = self.flights[id.0 as usize].take().expect("an attempt finishes once");
+        self.free_flights.push(id.0);
+        let (run, member, outcome) = (flight.run, flight.member, flight.outcome);
         let state = &mut self.members[member.index()];
         state.epoch = state.epoch.wrapping_add(1);
         if state.busy_with == Some(run) {
@@ -1011,7 +1050,7 @@ impl<'a> World<'a> {
             state.kubernetes_version = state.kubernetes_version.max(v);
         }
         record.to_version = state.kubernetes_version;
-        record
+        Finished { run, member, outcome, record }
     }
 
     /// Whether `run` may deliver a release marked bad to `member`: the member matches the release's
@@ -1030,11 +1069,6 @@ impl<'a> World<'a> {
                     .is_ok_and(|image| m.node_pools.iter().any(|p| p.image_family == image.family()));
             (kubernetes || image) && bad.selector.as_ref().is_none_or(|s| s.matches(m))
         })
-    }
-
-    /// Whether the member's in-flight attempt in `run` targets a release marked bad.
-    pub fn in_flight_received_bad(&self, run: RunId, member: MemberId) -> bool {
-        self.in_flight.get(&(run, member)).is_some_and(|f| f.record.received_bad_release)
     }
 }
 

@@ -29,8 +29,7 @@ pub struct DurationModel {
 
 impl Default for DurationModel {
     fn default() -> Self {
-        let lognormal =
-            |median, p90| DurationDist::LogNormal { median: Duration::minutes(median), p90: Duration::minutes(p90) };
+        let lognormal = |median, p90| DurationDist::log_normal(Duration::minutes(median), Duration::minutes(p90));
         DurationModel {
             member: None,
             control_plane: lognormal(8, 20),

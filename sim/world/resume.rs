@@ -13,7 +13,7 @@ use crate::engine::{Duration, Time};
 use crate::fleet::MemberId;
 use crate::orchestrator::{GateRef, RunId};
 
-use super::{Attempt, World};
+use super::{Started, World};
 
 /// Tries before a conditioned draw gives up: the elapsed time then lies beyond what the model
 /// practically ever gives (the member is "overdue").
@@ -26,7 +26,7 @@ const RESUMED: u64 = 0x7265_7375_6d65_6421;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resumed {
     /// The whole attempt, its duration counted from its start (not from now).
-    pub attempt: Attempt,
+    pub started: Started,
     /// No try lasted as long as the time already spent: the longest try's outcome is taken, and the
     /// member finishes at once.
     pub overdue: bool,
@@ -44,8 +44,8 @@ impl<'a> World<'a> {
         for k in 0..CONDITIONED_DRAWS {
             let drawn = self.draw_attempt(run, member, started, key(k));
             if drawn.attempt.duration >= elapsed {
-                let attempt = self.begin(run, member, started, drawn);
-                return Resumed { attempt, overdue: false };
+                let started = self.begin(run, member, started, drawn);
+                return Resumed { started, overdue: false };
             }
             if longest.as_ref().is_none_or(|l: &super::Drawn| drawn.attempt.duration > l.attempt.duration) {
                 longest = Some(drawn);
@@ -53,8 +53,8 @@ impl<'a> World<'a> {
         }
         let mut drawn = longest.expect("at least one try");
         drawn.attempt.duration = elapsed;
-        let attempt = self.begin(run, member, started, drawn);
-        Resumed { attempt, overdue: true }
+        let started = self.begin(run, member, started, drawn);
+        Resumed { started, overdue: true }
     }
 
     /// The approval policy's delay for an Approval gate `Pending` since `opened`, conditioned on
