@@ -347,9 +347,11 @@ fn security_patch_runs_leave_windows_pools_alone() {
     let member = MemberId(0);
     assert!(world.already_at_target(run, member, s.start).is_none());
     let attempt = world.start_upgrade(run, member, s.start);
-    let Outcome::Completed(note) = &attempt.outcome else { panic!("{:?}", attempt.outcome) };
+    let finished = world.finish_upgrade(attempt.flight, s.start + attempt.duration);
+    assert_eq!((finished.run, finished.member), (run, member));
+    let Outcome::Completed(note) = &finished.outcome else { panic!("{:?}", finished.outcome) };
     assert!(note.text().contains("win1: Windows node pools are not updated by SecurityPatch"), "{}", note.text());
-    let record = world.finish_upgrade(run, member, &attempt.outcome, s.start + attempt.duration);
+    let record = finished.record;
     assert_eq!(record.pools.len(), 1);
     assert_eq!(record.pools[0].pool, 0, "the system pool");
     assert_eq!(
