@@ -251,8 +251,6 @@ pub struct GroupRt {
     /// Groups with windows: candidates ranked by (window class, name).
     ranking: Ranking,
     mark: u64,
-    /// In the run's list of groups to look at again (`Dirty`).
-    dirty: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -334,13 +332,39 @@ pub struct UpdateRun {
 /// full); anything else (starts, stops, trips, gates, skips, polls, a new stage) touches them all.
 /// A group not touched has nothing new to do: it had no free slot or no candidate when the run last
 /// settled, and only an event in it can change that.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Dirty {
     all: bool,
-    /// (stage, group) of the groups touched, each once (`GroupRt::dirty` says which are in).
-    groups: Vec<(u16, u16)>,
-    /// The list handed out by [`UpdateRun::dirty_groups`], kept to be reused.
-    scratch: Vec<u16>,
+    /// Bit `g`: group `g` of the current stage is touched. A stage has at most 50 groups
+    /// (SEMANTICS §2); one with more than 64 is touched whole.
+    groups: u64,
+}
+
+/// Groups of one stage in index order (the order of SEMANTICS §5's passes), from a [`Dirty`] set as
+/// it was when asked: touches made while they are visited count from the next visit.
+#[derive(Clone, Copy, Debug)]
+struct GroupsToVisit {
+    /// Every group below `all_below`, then the bits of `bits`.
+    next: u32,
+    all_below: u32,
+    bits: u64,
+}
+
+impl Iterator for GroupsToVisit {
+    type Item = u16;
+
+    fn next(&mut self) -> Option<u16> {
+        if self.next < self.all_below {
+            self.next += 1;
+            return Some((self.next - 1) as u16);
+        }
+        if self.bits == 0 {
+            return None;
+        }
+        let g = self.bits.trailing_zeros();
+        self.bits &= self.bits - 1;
+        Some(g as u16)
+    }
 }
 
 /// Checks that must hold at every instant; cheap enough to run in tests and debug builds.
@@ -389,7 +413,7 @@ impl UpdateRun {
             journal: Vec::new(),
             epoch: 1,
             run_mark: 0,
-            dirty: Dirty { all: true, groups: Vec::new(), scratch: Vec::new() },
+            dirty: Dirty { all: true, groups: 0 },
         };
         for r in run.gate_refs() {
             if matches!(run.gate(r).config.kind, GateKind::Approval) && facts.approves_at_open(id, r) {
@@ -406,42 +430,25 @@ impl UpdateRun {
 
     /// Group `g` of stage `s` is to be looked at again.
     fn touch_group(&mut self, s: usize, g: usize) {
-        if s != self.current {
+        if s != self.current || g >= 64 {
             self.touch_all();
             return;
         }
-        let group = &mut self.stages[s].groups[g];
-        if !group.dirty {
-            group.dirty = true;
-            self.dirty.groups.push((s as u16, g as u16));
-        }
+        self.dirty.groups |= 1 << g;
     }
 
-    /// The groups of stage `s` to look at, in index order (the order of SEMANTICS §5's passes); give
-    /// the list back with [`give_back`](Self::give_back).
-    fn dirty_groups(&mut self, s: usize) -> Vec<u16> {
-        let mut list = std::mem::take(&mut self.dirty.scratch);
-        list.clear();
+    /// The groups of stage `s` to look at, in index order.
+    fn dirty_groups(&self, s: usize) -> GroupsToVisit {
         if self.dirty.all || s != self.current {
-            list.extend(0..self.stages[s].groups.len() as u16);
+            GroupsToVisit { next: 0, all_below: self.stages[s].groups.len() as u32, bits: 0 }
         } else {
-            list.extend(self.dirty.groups.iter().map(|&(_, g)| g));
-            list.sort_unstable();
+            GroupsToVisit { next: 0, all_below: 0, bits: self.dirty.groups }
         }
-        list
-    }
-
-    fn give_back(&mut self, list: Vec<u16>) {
-        self.dirty.scratch = list;
     }
 
     /// The run settled: nothing is to be looked at again until something happens.
     fn clean(&mut self) {
-        self.dirty.all = false;
-        for &(s, g) in &self.dirty.groups {
-            self.stages[s as usize].groups[g as usize].dirty = false;
-        }
-        self.dirty.groups.clear();
+        self.dirty = Dirty { all: false, groups: 0 };
     }
 
     /// The dirty set's premise (tests and debug builds): a group no event touched shows its current
@@ -454,7 +461,8 @@ impl UpdateRun {
         let s = self.current;
         let stage = &self.stages[s];
         let blocked = self.is_blocked();
-        for (g, group) in stage.groups.iter().enumerate().filter(|(_, g)| !g.dirty) {
+        let touched = |g: usize| g >= 64 || self.dirty.groups >> g & 1 == 1;
+        for (g, group) in stage.groups.iter().enumerate().filter(|(g, _)| !touched(*g)) {
             assert_eq!(self.group_display(s, g), group.state, "untouched group {g} of stage {s} not settled");
             if stage.phase != Phase::Active {
                 continue;
@@ -905,11 +913,13 @@ impl UpdateRun {
         }
         #[cfg(debug_assertions)]
         self.check_untouched_groups_are_settled();
-        // Bounded: every iteration either reaches/opens/completes something or starts a member.
+        // Bounded: every iteration either reaches/opens/completes something or skips a member. Starts
+        // alone call for no further iteration: a start reaches, opens and completes nothing, and
+        // scheduling ends only with a pass that starts no one.
         for _ in 0..1_000_000 {
             let progressed = self.progress(now, out);
-            let started = self.schedule_members(now, poll, facts, out);
-            if !progressed && !started {
+            let (_, skipped) = self.schedule_members(now, poll, facts, out);
+            if !progressed && !skipped {
                 break;
             }
         }
@@ -1033,11 +1043,9 @@ impl UpdateRun {
 
     fn progress_groups(&mut self, s: usize, now: Time, blocked: bool, out: &mut Vec<Command>) -> bool {
         let mut changed = false;
-        let groups = self.dirty_groups(s);
-        for &g in &groups {
+        for g in self.dirty_groups(s) {
             changed |= self.progress_group(s, g as usize, now, blocked, out);
         }
-        self.give_back(groups);
         changed
     }
 
@@ -1200,21 +1208,28 @@ impl UpdateRun {
     }
 
     /// §5.3 and §11 "Round-robin": passes over the groups in array order, one start per turn, the
-    /// stage cap checked before each turn; a pass with no start ends scheduling.
-    fn schedule_members(&mut self, now: Time, poll: bool, facts: &mut dyn Facts, out: &mut Vec<Command>) -> bool {
+    /// stage cap checked before each turn; a pass with no start ends scheduling. Returns whether a
+    /// member started, and whether one was skipped on the way (a skip may finish its group).
+    fn schedule_members(
+        &mut self,
+        now: Time,
+        poll: bool,
+        facts: &mut dyn Facts,
+        out: &mut Vec<Command>,
+    ) -> (bool, bool) {
         let s = self.current;
         if s >= self.stages.len() || self.is_blocked() {
-            return false;
+            return (false, false);
         }
         if self.stages[s].phase != Phase::Active || self.stages[s].tripped {
-            return false;
+            return (false, false);
         }
         let mut any = false;
         let mut skipped_any = false;
         let groups = self.dirty_groups(s);
         loop {
             let mut started_in_pass = false;
-            for &g in &groups {
+            for g in groups {
                 let g = g as usize;
                 let stage = &self.stages[s];
                 if stage.running >= stage.max_concurrency {
@@ -1229,8 +1244,7 @@ impl UpdateRun {
                 }
             }
             if !started_in_pass {
-                self.give_back(groups);
-                return any || skipped_any;
+                return (any, skipped_any);
             }
             any = true;
         }
@@ -1517,12 +1531,10 @@ impl UpdateRun {
     /// Recomputes the display states of the current stage, its groups and the run.
     pub fn settle(&mut self, now: Time) {
         if let Some(s) = (self.current < self.stages.len()).then_some(self.current) {
-            let groups = self.dirty_groups(s);
-            for &g in &groups {
+            for g in self.dirty_groups(s) {
                 let state = self.group_display(s, g as usize);
                 self.set_group_state(s, g as usize, state, now);
             }
-            self.give_back(groups);
             let state = self.stage_display(s);
             self.set_stage_state(s, state, now);
         }
@@ -1899,6 +1911,5 @@ fn build_group(run: RunId, g: u16, plan: &GroupPlan, facts: &mut dyn Facts, gate
         pending_scan: None,
         ranking: if has_windows { Ranking::new(member_count) } else { Ranking::default() },
         mark: 0,
-        dirty: false,
     }
 }
