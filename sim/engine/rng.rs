@@ -5,11 +5,21 @@
 //! common random numbers across sweep points (des-anchors §6). Entities are keyed by a hash of their
 //! *name*, not their position, so adding a member does not change any other member's draws.
 //!
+//! ChaCha is a counter-based generator: a block of keystream is a function of (key, nonce, block
+//! counter), so an entity's stream is a *position*, not a generator to seed. A replication derives
+//! one ChaCha8 key per purpose; an entity's keys hash to a 64-bit nonce and a 64-bit starting
+//! block, and its draws are the keystream from there ([`Stream`]). Opening a stream costs two
+//! hashes, and the first draw one 64-byte block (an upgrade attempt uses two or three of its eight
+//! 64-bit numbers), where seeding a generator per entity cost a key schedule and a four-block
+//! refill. The blocks are ChaCha8 exactly as `rand_chacha` computes them (djb's layout: 64-bit
+//! counter in words 12–13, 64-bit nonce in words 14–15); `rand_chacha` refills four blocks at a time
+//! and has no single-block access at a position, hence [`chacha8_block`];
+//! `streams_are_rand_chacha_keystreams` checks every word against `rand_chacha`.
+//!
 //! `rand` and `rand_chacha` are pinned exactly in `Cargo.toml`; `golden_draws_are_stable` fails if an
-//! upgrade changes the values drawn.
+//! upgrade (or a change here) changes the values drawn.
 
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
+use rand::RngCore;
 
 /// What a stream is used for. The discriminant is part of the derivation: never renumber.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,40 +65,188 @@ impl SeedTree {
         SeedTree { root: mix64(mix64(seed) ^ mix64(replication.wrapping_add(0x5EED))) }
     }
 
+    /// The ChaCha8 key of `purpose` in this replication: every stream of that purpose is a position
+    /// in its keystream. Worked out once where many streams of one purpose are opened.
+    pub fn key(&self, purpose: Purpose) -> StreamKey {
+        let mut words = [0u32; 8];
+        let mut state = mix64(self.root ^ (purpose as u64).wrapping_mul(0xA24B_AED4_963E_E407));
+        for pair in words.chunks_exact_mut(2) {
+            state = mix64(state ^ 0x0123_4567_89AB_CDEF);
+            pair[0] = state as u32;
+            pair[1] = (state >> 32) as u32;
+        }
+        StreamKey { words }
+    }
+
     /// The stream for `purpose` and an entity identified by up to three keys (e.g. member name key,
     /// run name key, attempt). Unused keys are 0.
-    pub fn stream(&self, purpose: Purpose, keys: [u64; 3]) -> ChaCha8Rng {
-        let mut words = [0u64; 4];
-        let mut state = mix64(self.root ^ (purpose as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-        for (word, key) in words.iter_mut().zip([keys[0], keys[1], keys[2], 0x0123_4567_89AB_CDEF]) {
-            state = mix64(state ^ key);
-            *word = state;
-        }
-        let mut seed = [0u8; 32];
-        for (chunk, word) in seed.chunks_exact_mut(8).zip(words) {
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
-        ChaCha8Rng::from_seed(seed)
+    pub fn stream(&self, purpose: Purpose, keys: [u64; 3]) -> Stream {
+        self.key(purpose).stream(keys)
     }
+}
+
+/// A ChaCha8 key: the streams of one purpose in one replication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamKey {
+    words: [u32; 8],
+}
+
+impl StreamKey {
+    /// The stream of the entity `keys`: the keystream of nonce `h(keys)` from block `h'(keys)`,
+    /// two independent 64-bit hashes, so two entities share draws only if both collide.
+    pub fn stream(&self, keys: [u64; 3]) -> Stream {
+        let nonce = mix64(keys[0] ^ mix64(keys[1] ^ mix64(keys[2] ^ 0x6E6F_6E63_6521_0001)));
+        let block = mix64(keys[2] ^ mix64(keys[1] ^ mix64(keys[0] ^ 0x626C_6F63_6B21_0002)));
+        Stream { key: self.words, nonce, block, words: [0; 16], used: 16 }
+    }
+}
+
+/// One entity's draws: the ChaCha8 keystream of its key and nonce from its starting block, one
+/// 64-byte block computed at a time (most streams use one). Draws as `rand_chacha::ChaCha8Rng`
+/// would at that position: a `u32` takes the next word, a `u64` the next two (low word first), bytes
+/// whole words (the rest of a last partial word is dropped).
+#[derive(Clone, Debug)]
+pub struct Stream {
+    key: [u32; 8],
+    nonce: u64,
+    /// The counter of the next block to compute.
+    block: u64,
+    words: [u32; 16],
+    /// Words of `words` already drawn (16: none left).
+    used: usize,
+}
+
+impl Stream {
+    #[inline]
+    fn word(&mut self) -> u32 {
+        if self.used == 16 {
+            self.words = chacha8_block(&self.key, self.block, self.nonce);
+            self.block = self.block.wrapping_add(1);
+            self.used = 0;
+        }
+        let word = self.words[self.used];
+        self.used += 1;
+        word
+    }
+}
+
+impl RngCore for Stream {
+    #[inline]
+    fn next_u32(&mut self) -> u32 {
+        self.word()
+    }
+
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        let low = u64::from(self.word());
+        low | u64::from(self.word()) << 32
+    }
+
+    fn fill_bytes(&mut self, dst: &mut [u8]) {
+        for chunk in dst.chunks_mut(4) {
+            chunk.copy_from_slice(&self.word().to_le_bytes()[..chunk.len()]);
+        }
+    }
+}
+
+/// The ChaCha8 block function (RFC 7539 §2.3 with 8 rounds; djb's layout: a 64-bit block counter
+/// in words 12–13 and a 64-bit nonce in words 14–15, as `rand_chacha` lays its state out).
+pub fn chacha8_block(key: &[u32; 8], counter: u64, nonce: u64) -> [u32; 16] {
+    #[inline(always)]
+    fn quarter(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
+        x[a] = x[a].wrapping_add(x[b]);
+        x[d] = (x[d] ^ x[a]).rotate_left(16);
+        x[c] = x[c].wrapping_add(x[d]);
+        x[b] = (x[b] ^ x[c]).rotate_left(12);
+        x[a] = x[a].wrapping_add(x[b]);
+        x[d] = (x[d] ^ x[a]).rotate_left(8);
+        x[c] = x[c].wrapping_add(x[d]);
+        x[b] = (x[b] ^ x[c]).rotate_left(7);
+    }
+    #[rustfmt::skip]
+    let input = [
+        0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574,
+        key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
+        counter as u32, (counter >> 32) as u32, nonce as u32, (nonce >> 32) as u32,
+    ];
+    let mut x = input;
+    for _ in 0..4 {
+        quarter(&mut x, 0, 4, 8, 12);
+        quarter(&mut x, 1, 5, 9, 13);
+        quarter(&mut x, 2, 6, 10, 14);
+        quarter(&mut x, 3, 7, 11, 15);
+        quarter(&mut x, 0, 5, 10, 15);
+        quarter(&mut x, 1, 6, 11, 12);
+        quarter(&mut x, 2, 7, 8, 13);
+        quarter(&mut x, 3, 4, 9, 14);
+    }
+    for (word, input) in x.iter_mut().zip(input) {
+        *word = word.wrapping_add(input);
+    }
+    x
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, RngCore};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// `rand_chacha`'s generator at the position of a stream (the reference the blocks must equal).
+    fn reference(key: &StreamKey, nonce: u64, block: u64) -> ChaCha8Rng {
+        let mut seed = [0u8; 32];
+        for (chunk, word) in seed.chunks_exact_mut(4).zip(key.words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        let mut rng = ChaCha8Rng::from_seed(seed);
+        rng.set_stream(nonce);
+        rng.set_word_pos(u128::from(block) * 16);
+        rng
+    }
 
     #[test]
     fn golden_draws_are_stable() {
-        // If this fails, a dependency upgrade changed the random streams: every report would change.
+        // If this fails, a dependency upgrade or a change here changed the random streams: every
+        // report would change.
         let mut rng = ChaCha8Rng::seed_from_u64(42);
         assert_eq!(rng.next_u64(), 12578764544318200737);
         let tree = SeedTree::new(7, 0);
-        let mut s = tree.stream(Purpose::UpgradeDuration, [name_key("m1"), 0, 0]);
-        let first = s.next_u64();
+        let first = tree.stream(Purpose::UpgradeDuration, [name_key("m1"), 0, 0]).next_u64();
+        assert_eq!(first, 0x867d_7b99_4aef_21d3, "{first:#x}");
         let again = tree.stream(Purpose::UpgradeDuration, [name_key("m1"), 0, 0]).next_u64();
         assert_eq!(first, again);
         let unit: f64 = tree.stream(Purpose::UpgradeFailure, [1, 2, 3]).random();
         assert!((0.0..1.0).contains(&unit));
+    }
+
+    #[test]
+    fn streams_are_rand_chacha_keystreams() {
+        // Words, 64-bit draws, bytes and floats across block boundaries, at positions near the
+        // counter's wrap too.
+        for (seed, keys) in [(7, [1, 2, 3]), (8, [u64::MAX, 0, 5]), (9, [name_key("m1"), name_key("run"), 1])] {
+            let key = SeedTree::new(seed, 3).key(Purpose::UpgradeDuration);
+            let mut stream = key.stream(keys);
+            let mut reference = reference(&key, stream.nonce, stream.block);
+            for step in 0..200u32 {
+                match step % 5 {
+                    0 | 3 => assert_eq!(stream.next_u32(), reference.next_u32()),
+                    1 => assert_eq!(stream.next_u64(), reference.next_u64()),
+                    2 => assert_eq!(stream.random::<f64>(), reference.random::<f64>()),
+                    _ => {
+                        let (mut a, mut b) = ([0u8; 7], [0u8; 7]);
+                        stream.fill_bytes(&mut a);
+                        reference.fill_bytes(&mut b);
+                        assert_eq!(a, b);
+                    }
+                }
+            }
+        }
+        let key = SeedTree::new(1, 0).key(Purpose::Approval);
+        let mut reference = reference(&key, 99, u64::MAX);
+        let block = chacha8_block(&key.words, u64::MAX, 99);
+        assert!(block.iter().all(|&w| w == reference.next_u32()));
+        let next = chacha8_block(&key.words, 0, 99);
+        assert!(next.iter().all(|&w| w == reference.next_u32()), "the counter wraps to 0");
     }
 
     #[test]
@@ -98,7 +256,11 @@ mod tests {
         let base = draw(tree, Purpose::UpgradeDuration, [1, 0, 0]);
         assert_ne!(base, draw(tree, Purpose::UpgradeFailure, [1, 0, 0]));
         assert_ne!(base, draw(tree, Purpose::UpgradeDuration, [2, 0, 0]));
+        assert_ne!(base, draw(tree, Purpose::UpgradeDuration, [0, 1, 0]));
+        assert_ne!(base, draw(tree, Purpose::UpgradeDuration, [0, 0, 1]));
         assert_ne!(base, draw(SeedTree::new(7, 1), Purpose::UpgradeDuration, [1, 0, 0]));
         assert_ne!(base, draw(SeedTree::new(8, 0), Purpose::UpgradeDuration, [1, 0, 0]));
+        // Keys are not interchangeable: the entity (a, b) is not the entity (b, a).
+        assert_ne!(draw(tree, Purpose::UpgradeDuration, [1, 2, 0]), draw(tree, Purpose::UpgradeDuration, [2, 1, 0]));
     }
 }

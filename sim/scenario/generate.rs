@@ -14,12 +14,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Purpose, SeedTree, name_key};
+use crate::engine::{Purpose, SeedTree, Stream, name_key};
 use crate::fleet::{KubernetesVersion, MinorVersion, OsSku};
 use crate::world::regions::{self, CATALOG};
 use crate::world::{DurationModel, ReleaseCalendar};
@@ -262,7 +261,7 @@ impl Placeholders<'_> {
     }
 }
 
-fn draw_pick(rng: &mut ChaCha8Rng, choice: &PickDto, places: &Placeholders) -> String {
+fn draw_pick(rng: &mut Stream, choice: &PickDto, places: &Placeholders) -> String {
     match choice {
         PickDto::Pattern(text) => places.fill(text),
         PickDto::Weights(weights) => pick(rng, weights).unwrap_or_default().to_string(),
@@ -272,7 +271,7 @@ fn draw_pick(rng: &mut ChaCha8Rng, choice: &PickDto, places: &Placeholders) -> S
 /// [`draw_pick`] from a stream of its own, made only when a draw decides something: a pattern
 /// draws nothing, and a single positive weight is what any draw would pick (no other draw comes
 /// from that stream, so skipping it changes nothing).
-fn draw_pick_own(stream: impl FnOnce() -> ChaCha8Rng, choice: &PickDto, places: &Placeholders) -> String {
+fn draw_pick_own(stream: impl FnOnce() -> Stream, choice: &PickDto, places: &Placeholders) -> String {
     match choice {
         PickDto::Pattern(text) => places.fill(text),
         PickDto::Weights(weights) => pick_own(stream, weights).unwrap_or_default().to_string(),
@@ -280,7 +279,7 @@ fn draw_pick_own(stream: impl FnOnce() -> ChaCha8Rng, choice: &PickDto, places: 
 }
 
 /// [`pick`] from a stream of its own, made only when there is a choice (see [`draw_pick_own`]).
-fn pick_own(stream: impl FnOnce() -> ChaCha8Rng, weights: &BTreeMap<String, f64>) -> Option<&str> {
+fn pick_own(stream: impl FnOnce() -> Stream, weights: &BTreeMap<String, f64>) -> Option<&str> {
     let mut positive = weights.iter().filter(|(_, w)| **w > 0.0);
     match (positive.next(), positive.next()) {
         (None, _) => None,
@@ -299,7 +298,7 @@ enum IntDist {
 }
 
 impl IntDist {
-    fn sample(&self, rng: &mut ChaCha8Rng, min: i64, max: i64) -> i64 {
+    fn sample(&self, rng: &mut Stream, min: i64, max: i64) -> i64 {
         let value = match self {
             IntDist::Fixed(n) => *n,
             IntDist::Range(a, b) => rng.random_range(*a..=*b),
@@ -507,11 +506,7 @@ fn set_day(window: &mut MaintenanceWindowDto, day: &str) {
     }
 }
 
-fn draw_window(
-    rng: &mut ChaCha8Rng,
-    templates: &[(f64, Template)],
-    places: &Placeholders,
-) -> Option<MaintenanceWindowDto> {
+fn draw_window(rng: &mut Stream, templates: &[(f64, Template)], places: &Placeholders) -> Option<MaintenanceWindowDto> {
     let weights: Vec<f64> = templates.iter().map(|(w, _)| *w).collect();
     let template = &templates[pick_index(rng, &weights)].1;
     let mut window = template.window.clone()?;

@@ -12,12 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{Datelike, NaiveDate};
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::{Duration, Purpose, SeedTree, Time, name_key};
+use crate::engine::{Duration, Purpose, SeedTree, Stream, Time, name_key};
 use crate::fleet::{KubernetesVersion, Member, NodeImageVersion};
 use crate::world::rollout::RolloutRelease;
 use crate::world::{Availability, DurationDist, ImageRelease, KubernetesRelease, ReleaseCalendar};
@@ -131,7 +130,7 @@ fn dist(ctx: &mut Ctx, value: &Option<Value>, path: &str, median_days: i64, p90_
 }
 
 /// A gap of at least one day.
-fn gap(d: &DurationDist, rng: &mut ChaCha8Rng) -> Duration {
+fn gap(d: &DurationDist, rng: &mut Stream) -> Duration {
     d.sample(rng).max(Duration::days(1))
 }
 
@@ -269,7 +268,7 @@ fn kubernetes_stream(
         latest: KubernetesVersion,
         next: Time,
         ends: Option<Time>,
-        rng: ChaCha8Rng,
+        rng: Stream,
     }
     let mut trains: BTreeMap<(u32, u32), Train> = BTreeMap::new();
     let before = Availability { default: Some(start - Duration::days(1)), regions: BTreeMap::new() };

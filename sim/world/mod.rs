@@ -14,9 +14,8 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rand::Rng;
-use rand_chacha::ChaCha8Rng;
 
-use crate::engine::{Duration, Purpose, SeedTree, Time, name_key};
+use crate::engine::{Duration, Purpose, SeedTree, Stream, StreamKey, Time, name_key};
 use crate::fleet::window::{MaintenanceWindow, WindowClass, WindowState};
 use crate::fleet::{KubernetesVersion, Member, MemberId, MinorVersion, NodeImageVersion, Surge};
 use crate::orchestrator::{Facts, GateRef, Note, Outcome, RunId};
@@ -277,6 +276,9 @@ pub struct World<'a> {
     models: &'a Models,
     settings: WorldSettings,
     tree: SeedTree,
+    /// The keys of the streams every attempt opens (worked out once per replication).
+    duration_key: StreamKey,
+    failure_key: StreamKey,
     members: Vec<MemberState>,
     /// Every member's pools, member after member (`MemberState::first_pool`).
     pools: Vec<PoolState<'a>>,
@@ -328,6 +330,8 @@ impl<'a> World<'a> {
             models,
             settings,
             tree,
+            duration_key: tree.key(Purpose::UpgradeDuration),
+            failure_key: tree.key(Purpose::UpgradeFailure),
             members,
             pools,
             runs: Vec::new(),
@@ -757,7 +761,7 @@ impl<'a> World<'a> {
         // One stream per attempt gives the failure decision, then the durations; details of a
         // failure (which code, when) come from a second stream made only when needed: a stream
         // costs a block of keystream, and most attempts need one number of it.
-        let mut duration_rng = self.tree.stream(Purpose::UpgradeDuration, keys);
+        let mut duration_rng = self.duration_key.stream(keys);
         let failure_draw: f64 = duration_rng.random();
         // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
         let model = self.models.duration_for(member);
@@ -800,7 +804,7 @@ impl<'a> World<'a> {
             .overrides
             .iter()
             .find(|o| o.member == member && o.run.as_deref().is_none_or(|r| r == context.name));
-        let failure_rng = || self.tree.stream(Purpose::UpgradeFailure, keys);
+        let failure_rng = || self.failure_key.stream(keys);
         let mut record = record;
         record.failed_by_bad_release = bad.is_some() && over.and_then(|o| o.outcome.as_ref()).is_none();
         let (mut duration, mut outcome) = match over.and_then(|o| o.outcome.clone()) {
@@ -847,7 +851,7 @@ impl<'a> World<'a> {
         pools: &[(usize, Option<Cow<'a, NodeImageVersion>>, Duration)],
         now: Time,
         draw: f64,
-        details: &dyn Fn() -> ChaCha8Rng,
+        details: &dyn Fn() -> Stream,
     ) -> (Duration, Outcome) {
         let model = &self.models.failure;
         let region = &self.fleet[member.index()].region;

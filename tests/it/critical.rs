@@ -177,15 +177,15 @@ fn run_cli(scenario: &str) -> String {
 #[test]
 fn the_console_prints_the_critical_path_blast_radius_and_skipped_members() {
     let canary = run_cli("bad-release-canary");
-    assert!(canary.contains("    blast radius 3 (members that received the bad release)\n"), "{canary}");
+    assert!(canary.contains("    blast radius 2 (members that received the bad release)\n"), "{canary}");
     let spread = run_cli("bad-release-spread");
-    assert!(spread.contains("    blast radius 77 (members that received the bad release)\n"), "{spread}");
+    assert!(spread.contains("    blast radius 82 (members that received the bad release)\n"), "{spread}");
     assert!(spread.contains("Stopping while members already upgrading finished"), "{spread}");
     let example = run_cli("example");
     assert!(example.contains("\n    1 Skipped\n"), "{example}");
     assert!(
         example
-            .contains("\n    broad 10.1 h: 4.6 h waiting for 3 members' maintenance windows (northeurope, westeurope)"),
+            .contains("\n    broad 10.3 h: 4.7 h waiting for 3 members' maintenance windows (northeurope, westeurope)"),
         "{example}"
     );
 }
