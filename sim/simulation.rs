@@ -145,7 +145,7 @@ enum Event {
     },
     Action {
         run: RunId,
-        index: usize,
+        index: u32,
     },
     Timer {
         run: RunId,
@@ -160,8 +160,8 @@ enum Event {
     },
     /// A release first reached a region: the profile may generate and start a run (SEMANTICS §9).
     ProfileTrigger {
-        profile: usize,
-        trigger: usize,
+        profile: u32,
+        trigger: u32,
     },
 }
 
@@ -223,6 +223,7 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
             continue;
         }
         for (trigger, t) in list.iter().enumerate() {
+            let (profile, trigger) = (profile as u32, trigger as u32);
             sim.queue.push(t.time, Phase::StartsAndActions, Event::ProfileTrigger { profile, trigger });
         }
     }
@@ -232,7 +233,7 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
             sim.queue.push(at, Phase::StartsAndActions, Event::RunStart { run });
         }
         for (index, action) in spec.actions.iter().enumerate() {
-            sim.queue.push(action.at, Phase::StartsAndActions, Event::Action { run, index });
+            sim.queue.push(action.at, Phase::StartsAndActions, Event::Action { run, index: index as u32 });
         }
     }
     sim.run_loop()
@@ -306,18 +307,17 @@ impl<'a> Sim<'a> {
         let mut end = self.scenario.start;
         let mut horizon_reached = false;
         let mut touched = vec![false; self.runs.len()];
-        while let Some(key) = self.queue.peek_key() {
-            if key.time > horizon {
+        while let Some(now) = self.queue.peek_time() {
+            if now > horizon {
                 horizon_reached = true;
                 break;
             }
-            let now = key.time;
             end = now;
             let mut rounds = 0;
-            while self.queue.peek_key().is_some_and(|k| k.time == now) {
+            while self.queue.peek_time() == Some(now) {
                 rounds += 1;
                 assert!(rounds < MAX_ROUNDS_PER_INSTANT, "instant {now} does not settle");
-                while let Some((_, event)) = self.queue.pop_at(now) {
+                while let Some(event) = self.queue.pop_at(now) {
                     let run = event.run();
                     self.handle(event, now);
                     touched.resize(self.runs.len(), false);
@@ -395,9 +395,9 @@ impl<'a> Sim<'a> {
                 }
                 self.runs[run as usize].member_finished(slot, outcome, now);
             }
-            Event::ProfileTrigger { profile, trigger } => self.profile_trigger(profile, trigger, now),
+            Event::ProfileTrigger { profile, trigger } => self.profile_trigger(profile as usize, trigger as usize, now),
             Event::RunStart { run } => self.start_run(run, now, "at its start time"),
-            Event::Action { run, index } => self.action(run, index, now),
+            Event::Action { run, index } => self.action(run, index as usize, now),
             Event::Timer { run, timer } => self.runs[run as usize].timer_fired(timer, now),
             Event::PolicyApproval { run, gate } => {
                 self.runs[run as usize].approve(gate, now, Note::message("approved by the approval policy"));

@@ -33,14 +33,32 @@ pub struct EventKey {
     pub sequence: u64,
 }
 
+/// An event with its key packed for the heap: `time`, then `order` = phase in the top two bits and
+/// the sequence below (a queue pushes fewer than 2^62 events), so a comparison is two integer
+/// comparisons.
 struct Entry<E> {
-    key: EventKey,
+    time: Time,
+    order: u64,
     event: E,
 }
 
+impl<E> Entry<E> {
+    fn key(&self) -> EventKey {
+        let phase = match self.order >> 62 {
+            0 => Phase::MemberCompletion,
+            1 => Phase::StartsAndActions,
+            2 => Phase::Timers,
+            _ => Phase::Polls,
+        };
+        EventKey { time: self.time, phase, sequence: self.order & SEQUENCE_MASK }
+    }
+}
+
+const SEQUENCE_MASK: u64 = (1 << 62) - 1;
+
 impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+        (self.time, self.order) == (other.time, other.order)
     }
 }
 impl<E> Eq for Entry<E> {}
@@ -52,7 +70,7 @@ impl<E> PartialOrd for Entry<E> {
 impl<E> Ord for Entry<E> {
     /// Reversed so that `BinaryHeap` (a max-heap) pops the smallest key first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.key.cmp(&self.key)
+        (other.time, other.order).cmp(&(self.time, self.order))
     }
 }
 
@@ -75,23 +93,29 @@ impl<E> EventQueue<E> {
 
     pub fn push(&mut self, time: Time, phase: Phase, event: E) -> EventKey {
         let key = EventKey { time, phase, sequence: self.next_sequence };
+        assert!(self.next_sequence <= SEQUENCE_MASK, "event sequence overflow");
+        self.heap.push(Entry { time, order: (phase as u64) << 62 | self.next_sequence, event });
         self.next_sequence += 1;
-        self.heap.push(Entry { key, event });
         key
     }
 
     pub fn peek_key(&self) -> Option<EventKey> {
-        self.heap.peek().map(|e| e.key)
+        self.heap.peek().map(Entry::key)
+    }
+
+    /// When the next event happens.
+    pub fn peek_time(&self) -> Option<Time> {
+        self.heap.peek().map(|e| e.time)
     }
 
     pub fn pop(&mut self) -> Option<(EventKey, E)> {
-        self.heap.pop().map(|e| (e.key, e.event))
+        self.heap.pop().map(|e| (e.key(), e.event))
     }
 
     /// Pops the next event only if it happens at `time`.
-    pub fn pop_at(&mut self, time: Time) -> Option<(EventKey, E)> {
+    pub fn pop_at(&mut self, time: Time) -> Option<E> {
         match self.heap.peek() {
-            Some(e) if e.key.time == time => self.pop(),
+            Some(e) if e.time == time => self.heap.pop().map(|e| e.event),
             _ => None,
         }
     }
@@ -126,8 +150,8 @@ mod tests {
         let mut q = EventQueue::default();
         q.push(Time(3), Phase::Timers, 1);
         q.push(Time(4), Phase::Timers, 2);
-        assert_eq!(q.pop_at(Time(3)).map(|(_, e)| e), Some(1));
-        assert_eq!(q.pop_at(Time(3)).map(|(_, e)| e), None);
+        assert_eq!(q.pop_at(Time(3)), Some(1));
+        assert_eq!(q.pop_at(Time(3)), None);
         assert_eq!(q.len(), 1);
     }
 }

@@ -104,7 +104,7 @@ pub trait Facts {
 }
 
 /// SEMANTICS §5.5: the checks a–e in their normative order.
-pub fn examine(facts: &mut dyn Facts, run: RunId, member: MemberId, now: Time) -> Verdict {
+pub fn examine<F: Facts + ?Sized>(facts: &mut F, run: RunId, member: MemberId, now: Time) -> Verdict {
     if let Some(note) = facts.missing_consistent_image(run, member) {
         return Verdict::Skip(note);
     }

@@ -129,7 +129,7 @@ impl Ranking {
         }
     }
 
-    fn rank(&mut self, set: Set, run: RunId, members: &[MemberRt], index: u32, now: Time, facts: &mut dyn Facts) {
+    fn rank<F: Facts + ?Sized>(&mut self, set: Set, run: RunId, members: &[MemberRt], index: u32, now: Time, facts: &mut F) {
         let (class, until) = class_until(run, members, index, now, facts);
         let i = index as usize;
         self.ranked[i] = Some((set, class));
@@ -160,7 +160,7 @@ impl Ranking {
 
     /// Brings the ranking up to `now`: ranks new `NotStarted` members and re-ranks those whose
     /// class may have changed; at a poll, ranks the `Pending` members that came due.
-    fn refresh(&mut self, run: RunId, members: &[MemberRt], now: Time, poll: bool, facts: &mut dyn Facts) {
+    fn refresh<F: Facts + ?Sized>(&mut self, run: RunId, members: &[MemberRt], now: Time, poll: bool, facts: &mut F) {
         while let Some(index) = self.unranked.pop() {
             if self.ranked[index as usize].is_none() && members[index as usize].state == UpdateState::NotStarted {
                 self.rank(Set::NotStarted, run, members, index, now, facts);
@@ -207,13 +207,13 @@ impl Ranking {
 
     /// The first eligible candidate by (class, index) (SEMANTICS §5.4): `NotStarted` members always,
     /// `Pending` ones only at a poll, once due and once per instant (§11 "Polls").
-    pub fn next(
+    pub fn next<F: Facts + ?Sized>(
         &mut self,
         run: RunId,
         members: &[MemberRt],
         now: Time,
         poll: bool,
-        facts: &mut dyn Facts,
+        facts: &mut F,
     ) -> Option<u32> {
         self.refresh(run, members, now, poll, facts);
         let first = |bits: &mut [Bits; 4]| (0..4).find_map(|c| bits[c].first().map(|i| (c, i)));
@@ -227,7 +227,7 @@ impl Ranking {
     }
 }
 
-fn class_until(run: RunId, members: &[MemberRt], index: u32, now: Time, facts: &mut dyn Facts) -> (WindowClass, Time) {
+fn class_until<F: Facts + ?Sized>(run: RunId, members: &[MemberRt], index: u32, now: Time, facts: &mut F) -> (WindowClass, Time) {
     let (class, until) = facts.window_class_until(run, members[index as usize].id, now);
     // A world that cannot say how long a class holds is asked again at the next instant.
     (class, until.max(Time(now.0.saturating_add(1))))

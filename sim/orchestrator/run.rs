@@ -902,7 +902,7 @@ impl UpdateRun {
 
     /// Reaches stages and groups, opens gates and starts members until nothing changes.
     /// `now` is a poll instant when it lies on the poll grid (SEMANTICS §11 "Polls").
-    pub fn advance(&mut self, now: Time, facts: &mut dyn Facts, out: &mut Vec<Command>) {
+    pub fn advance<F: Facts + ?Sized>(&mut self, now: Time, facts: &mut F, out: &mut Vec<Command>) {
         if !self.started {
             return;
         }
@@ -1210,11 +1210,11 @@ impl UpdateRun {
     /// §5.3 and §11 "Round-robin": passes over the groups in array order, one start per turn, the
     /// stage cap checked before each turn; a pass with no start ends scheduling. Returns whether a
     /// member started, and whether one was skipped on the way (a skip may finish its group).
-    fn schedule_members(
+    fn schedule_members<F: Facts + ?Sized>(
         &mut self,
         now: Time,
         poll: bool,
-        facts: &mut dyn Facts,
+        facts: &mut F,
         out: &mut Vec<Command>,
     ) -> (bool, bool) {
         let s = self.current;
@@ -1252,13 +1252,13 @@ impl UpdateRun {
 
     /// One group's turn: examine candidates in order until one starts (§11 "Examination is lazy").
     #[allow(clippy::too_many_arguments)]
-    fn turn(
+    fn turn<F: Facts + ?Sized>(
         &mut self,
         s: usize,
         g: usize,
         now: Time,
         poll: bool,
-        facts: &mut dyn Facts,
+        facts: &mut F,
         out: &mut Vec<Command>,
         skipped_any: &mut bool,
     ) -> bool {
@@ -1291,7 +1291,7 @@ impl UpdateRun {
 
     /// The first eligible candidate by (window class, name) (SEMANTICS §5.4). `NotStarted` members are
     /// always eligible; `Pending` ones only at a poll, once per instant (§11 "Polls").
-    fn next_candidate(&mut self, s: usize, g: usize, now: Time, poll: bool, facts: &mut dyn Facts) -> Option<u32> {
+    fn next_candidate<F: Facts + ?Sized>(&mut self, s: usize, g: usize, now: Time, poll: bool, facts: &mut F) -> Option<u32> {
         let run = self.id;
         let group = &mut self.stages[s].groups[g];
         if group.has_windows {
@@ -1785,7 +1785,7 @@ fn next_pending_at_poll(group: &mut GroupRt, now: Time) -> Option<u32> {
 
 /// Groups with maintenance windows: the first eligible candidate by (class, name) (SEMANTICS §5.4),
 /// from the group's [`Ranking`].
-fn next_by_window_class(run: RunId, group: &mut GroupRt, now: Time, poll: bool, facts: &mut dyn Facts) -> Option<u32> {
+fn next_by_window_class<F: Facts + ?Sized>(run: RunId, group: &mut GroupRt, now: Time, poll: bool, facts: &mut F) -> Option<u32> {
     group.ranking.next(run, &group.members, now, poll, facts)
 }
 

@@ -107,7 +107,7 @@ pub fn simulate_resumed(
         sim.queue.push(at.max(now), Phase::StartsAndActions, Event::RunStart { run: RUN });
     }
     for (index, action) in spec.actions.iter().enumerate().filter(|(_, a)| a.at >= now) {
-        sim.queue.push(action.at, Phase::StartsAndActions, Event::Action { run: RUN, index });
+        sim.queue.push(action.at, Phase::StartsAndActions, Event::Action { run: RUN, index: index as u32 });
     }
     // The run is examined at `now`, as after any event.
     sim.queue.push(now, Phase::Polls, Event::Poll { run: RUN });
