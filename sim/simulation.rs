@@ -461,7 +461,8 @@ impl<'a> Sim<'a> {
         for command in commands.drain(..) {
             match command {
                 Command::Start { slot, member } => {
-                    let started = self.world.start_upgrade(run, member, now);
+                    let attempt = self.runs[run as usize].member(slot).attempts;
+                    let started = self.world.start_upgrade(run, member, attempt, now);
                     if started.received_bad_release {
                         self.bad_release_members[run as usize].insert(member);
                     }

@@ -143,8 +143,12 @@ struct PoolState<'a> {
     from_snapshot: bool,
 }
 
+/// A member as a replication changes it, with the facts of its fleet record an attempt reads (so
+/// the record itself, 224 bytes, is read only for pools, regions and selectors).
 #[derive(Clone, Debug)]
 struct MemberState {
+    /// Its seed-tree key (`Member::name_key`).
+    name_key: u64,
     kubernetes_version: KubernetesVersion,
     /// Where the member's pools start in [`World::pools`] (one flat list for the fleet, so that a
     /// replication allocates it once rather than once per member).
@@ -155,10 +159,15 @@ struct MemberState {
     epoch: u32,
     /// How many pools it has (its pools are `pools[first_pool..][..pool_count]`).
     pool_count: u32,
-    /// Which maintenance windows it has, by window kind (bit `AUTO_UPGRADE`, bit `NODE_OS`): read
-    /// here so that the many members without one are answered without their fleet record.
+    /// Which maintenance windows it has, by window kind (bit `AUTO_UPGRADE`, bit `NODE_OS`), and
+    /// bits `STOPPED` and `LTS`: read here so that the many members without a window are answered
+    /// without their fleet record.
     windows: u8,
 }
+
+/// Bits of [`MemberState::windows`] beside the window kinds.
+const STOPPED: u8 = 1 << 2;
+const LTS: u8 = 1 << 3;
 
 /// What one run needs from the world.
 #[derive(Clone, Debug)]
@@ -172,8 +181,6 @@ pub struct RunContext {
     pub newest_minor: Option<MinorVersion>,
     pub approval_policy: Option<DurationDist>,
     name_key: u64,
-    /// Attempts per member (by fleet index), sized on first use.
-    attempts: Vec<u32>,
     /// From when nothing this run delivers can wait for availability in any region (its Kubernetes
     /// target is released everywhere by then and its pools never wait): members are not looked up
     /// one by one from then on. `None` when some member may wait (SEMANTICS §5.5c).
@@ -313,8 +320,11 @@ impl<'a> World<'a> {
                     from_snapshot: p.from_snapshot,
                 }));
                 let windows = u8::from(m.auto_upgrade_window.is_some()) << AUTO_UPGRADE
-                    | u8::from(m.node_os_window.is_some()) << NODE_OS;
+                    | u8::from(m.node_os_window.is_some()) << NODE_OS
+                    | if m.stopped { STOPPED } else { 0 }
+                    | if m.long_term_support { LTS } else { 0 };
                 MemberState {
+                    name_key: m.name_key,
                     kubernetes_version: m.kubernetes_version,
                     first_pool,
                     busy_with: None,
@@ -360,7 +370,6 @@ impl<'a> World<'a> {
             newest_minor: None,
             approval_policy,
             name_key: name_key(name),
-            attempts: Vec::new(),
         });
         self.run_facts.push(Vec::new());
         (self.runs.len() - 1) as RunId
@@ -559,7 +568,7 @@ impl<'a> World<'a> {
             return None;
         }
         // LTS clusters may skip minors, but only to an LTS-eligible release (aks-models.md §3).
-        let may_skip = self.fleet[member.index()].long_term_support
+        let may_skip = self.members[member.index()].windows & LTS != 0
             && self.releases.kubernetes_release(target).is_none_or(|r| r.lts_eligible);
         (!may_skip).then_some(target)
     }
@@ -660,21 +669,12 @@ impl<'a> World<'a> {
     }
 
     /// A member starts upgrading in `run` at `now`: decide how long it takes and how it ends.
-    pub fn start_upgrade(&mut self, run: RunId, member: MemberId, now: Time) -> Started {
-        let attempt = self.count_attempt(run, member);
-        let keys = [self.fleet[member.index()].name_key, self.runs[run as usize].name_key, attempt];
+    /// `attempt` counts the member's attempts in the run (1 for the first): its streams are keyed by
+    /// it (common random numbers: the n-th attempt draws the same whatever happened before).
+    pub fn start_upgrade(&mut self, run: RunId, member: MemberId, attempt: u32, now: Time) -> Started {
+        let keys = [self.members[member.index()].name_key, self.runs[run as usize].name_key, u64::from(attempt)];
         let drawn = self.draw_attempt(run, member, now, keys);
         self.begin(run, member, now, drawn)
-    }
-
-    /// Counts one more attempt of `member` in `run` and returns its number (1 for the first).
-    fn count_attempt(&mut self, run: RunId, member: MemberId) -> u64 {
-        let counts = &mut self.runs[run as usize].attempts;
-        if counts.is_empty() {
-            counts.resize(self.fleet.len(), 0);
-        }
-        counts[member.index()] += 1;
-        u64::from(counts[member.index()])
     }
 
     /// How an attempt of `member` in `run` that starts at `now` goes, from the streams of `keys`;
@@ -702,11 +702,11 @@ impl<'a> World<'a> {
             );
             return Drawn::immediate(immediate("OperationNotAllowed", message), record);
         }
-        if m.stopped {
+        if self.members[member.index()].windows & STOPPED != 0 {
             let message = "the managed cluster is stopped; start it before upgrading".to_string();
             return Drawn::immediate(immediate("OperationNotAllowed", message), record);
         }
-        if context.spec.lts_only && !m.long_term_support {
+        if context.spec.lts_only && self.members[member.index()].windows & LTS == 0 {
             let target = context.spec.kubernetes_version.map(|v| v.to_string()).unwrap_or_default();
             let message = format!(
                 "Kubernetes {target} is only supported with long-term support (LTS) and the cluster does not have it"

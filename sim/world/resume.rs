@@ -38,7 +38,6 @@ impl<'a> World<'a> {
     /// `started` (components finish at their offsets from then).
     pub fn resume_upgrade(&mut self, run: RunId, member: MemberId, started: Time, now: Time) -> Resumed {
         let elapsed = now - started;
-        self.count_attempt(run, member);
         let key = |k: u64| [self.fleet[member.index()].name_key, self.runs[run as usize].name_key ^ RESUMED, k];
         let mut longest = None;
         for k in 0..CONDITIONED_DRAWS {

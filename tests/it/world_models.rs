@@ -346,7 +346,7 @@ fn security_patch_runs_leave_windows_pools_alone() {
     let run = world.add_run("patch", spec, None);
     let member = MemberId(0);
     assert!(world.already_at_target(run, member, s.start).is_none());
-    let attempt = world.start_upgrade(run, member, s.start);
+    let attempt = world.start_upgrade(run, member, 1, s.start);
     let finished = world.finish_upgrade(attempt.flight, s.start + attempt.duration);
     assert_eq!((finished.run, finished.member), (run, member));
     let Outcome::Completed(note) = &finished.outcome else { panic!("{:?}", finished.outcome) };
