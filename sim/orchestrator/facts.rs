@@ -95,6 +95,12 @@ pub trait Facts {
     fn not_available(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)>;
     /// §5.5d: window not open now → note naming the next opening and that opening.
     fn window_closed(&mut self, run: RunId, member: MemberId, now: Time) -> Option<(Note, Option<Time>)>;
+    /// A shortcut for the common case: `true` only if every check of [`examine`] would answer "no",
+    /// so the member starts. Answering `false` is always right (the checks then run one by one);
+    /// the default is never sure.
+    fn certainly_starts(&mut self, _run: RunId, _member: MemberId, _now: Time) -> bool {
+        false
+    }
     /// Does the run's approval policy approve this Approval gate with a delay of 0? Such a gate is
     /// `Completed` as it opens, before any member is scheduled in that instant (SEMANTICS §11
     /// "Approval policy"). The default: no policy.
@@ -105,6 +111,17 @@ pub trait Facts {
 
 /// SEMANTICS §5.5: the checks a–e in their normative order.
 pub fn examine<F: Facts + ?Sized>(facts: &mut F, run: RunId, member: MemberId, now: Time) -> Verdict {
+    if facts.certainly_starts(run, member, now) {
+        // Tests and debug builds hold the shortcut to the checks it skips (answers are pure, so
+        // asking them changes nothing).
+        debug_assert_eq!(examine_in_order(facts, run, member, now), Verdict::Start, "certainly_starts was wrong");
+        return Verdict::Start;
+    }
+    examine_in_order(facts, run, member, now)
+}
+
+/// The checks a–e one by one.
+fn examine_in_order<F: Facts + ?Sized>(facts: &mut F, run: RunId, member: MemberId, now: Time) -> Verdict {
     if let Some(note) = facts.missing_consistent_image(run, member) {
         return Verdict::Skip(note);
     }

@@ -185,6 +185,13 @@ pub struct RunContext {
     /// target is released everywhere by then and its pools never wait): members are not looked up
     /// one by one from then on. `None` when some member may wait (SEMANTICS §5.5c).
     never_waits_from: Option<Time>,
+    /// The run's Kubernetes target when every check of SEMANTICS §5.5 but three is answered "no"
+    /// for any member: it selects no `Consistent` images of pools, is no auto-upgrade run and the
+    /// minor-skip rule fails rather than skips. Then a member below that target, without a window of
+    /// the run's kind, starts once nothing waits for availability ([`Facts::certainly_starts`]).
+    plain_target: Option<KubernetesVersion>,
+    /// The bit of [`MemberState::windows`] of the window the run consults.
+    window_bit: u8,
 }
 
 /// An attempt under way: what it changes when, and how it ends.
@@ -362,8 +369,14 @@ impl<'a> World<'a> {
             Some(target) => self.releases.kubernetes_everywhere_at(target),
         };
         let never_waits_from = kubernetes_everywhere.filter(|_| pools_never_wait);
+        let consistent_images = spec.images == ImageSelection::Consistent && spec.kind.touches_pools();
+        let plain = !consistent_images && !spec.auto_upgrade && self.settings.minor_skip != MinorSkipRule::Skip;
+        let plain_target = spec.kubernetes_version.filter(|_| plain && spec.kind.touches_control_plane());
+        let window_bit = 1 << window_kind_of(&spec);
         self.runs.push(RunContext {
             never_waits_from,
+            plain_target,
+            window_bit,
             name: name.to_string(),
             spec,
             selected_images: None,
@@ -457,8 +470,7 @@ impl<'a> World<'a> {
     /// SEMANTICS §5.4: NodeImageOnly (and SecurityPatch) consult the node-OS schedule, other types
     /// the auto-upgrade schedule.
     fn window_kind(&self, run: RunId) -> usize {
-        let spec = &self.runs[run as usize].spec;
-        if spec.kind == UpgradeType::NodeImageOnly || spec.security_patch { NODE_OS } else { AUTO_UPGRADE }
+        window_kind_of(&self.runs[run as usize].spec)
     }
 
     fn window_for(&self, run: RunId, member: MemberId) -> Option<&'a MaintenanceWindow> {
@@ -1076,12 +1088,30 @@ impl<'a> World<'a> {
     }
 }
 
+/// The window kind a run consults (SEMANTICS §5.4).
+fn window_kind_of(spec: &UpgradeSpec) -> usize {
+    if spec.kind == UpgradeType::NodeImageOnly || spec.security_patch { NODE_OS } else { AUTO_UPGRADE }
+}
+
 /// AKS default `maxSurge`: 10 % for Kubernetes ≥ 1.32, else 1 node (aks-models.md §4.1).
 pub fn default_surge(version: KubernetesVersion) -> Surge {
     if version >= KubernetesVersion::new(1, 32, 0) { Surge::Percent(10) } else { Surge::Nodes(1) }
 }
 
 impl Facts for World<'_> {
+    /// Each check's first answer, as the checks below give it: a) only `Consistent` selections of
+    /// runs that touch pools look for images; b) a member below the run's Kubernetes target is not at
+    /// target (pools are looked at only when it is); the validation skips are for auto-upgrade runs
+    /// and the `Skip` rule; c) `never_waits_from`; d) no window of the run's kind.
+    #[inline]
+    fn certainly_starts(&mut self, run: RunId, member: MemberId, now: Time) -> bool {
+        let context = &self.runs[run as usize];
+        let state = &self.members[member.index()];
+        context.plain_target.is_some_and(|target| state.kubernetes_version < target)
+            && state.windows & context.window_bit == 0
+            && context.never_waits_from.is_some_and(|t| t <= now)
+    }
+
     fn approves_at_open(&mut self, run: RunId, gate: GateRef) -> bool {
         self.approval_delay(run, gate) == Some(Duration::ZERO)
     }
