@@ -275,6 +275,10 @@ pub struct StageRt {
     tripped: bool,
     /// How many of `groups` are tripped (read at every settle, kept so as not to scan them).
     pub(super) groups_tripped: u32,
+    /// Whether the stage's limit can keep a group with room of its own from starting: its groups'
+    /// limits (each at most its member count) add up to more than the stage's. When they do not, a
+    /// full stage has every group at its own limit, and a freed slot concerns its group alone.
+    pub(super) cap_binds: bool,
     user_skipped: bool,
     mark: u64,
 }
@@ -325,6 +329,8 @@ pub struct UpdateRun {
     run_mark: u64,
     /// What changed since the last [`advance`](Self::advance): only those groups are looked at again.
     dirty: Dirty,
+    /// A member finished since the display states were last settled.
+    unsettled: bool,
 }
 
 /// The groups of the current stage whose state may have changed since the run last settled: a
@@ -414,6 +420,7 @@ impl UpdateRun {
             epoch: 1,
             run_mark: 0,
             dirty: Dirty { all: true, groups: 0 },
+            unsettled: false,
         };
         for r in run.gate_refs() {
             if matches!(run.gate(r).config.kind, GateKind::Approval) && facts.approves_at_open(id, r) {
@@ -602,6 +609,7 @@ impl UpdateRun {
 
     /// `start`: accepted on `NotStarted`, `Stopped` and `Failed`.
     pub fn start(&mut self, now: Time) -> Result<(), String> {
+        self.settle_if_needed(now);
         self.touch_all();
         match self.state {
             UpdateState::NotStarted => {
@@ -657,6 +665,7 @@ impl UpdateRun {
 
     /// `stop`: accepted on `Running` and `Pending`; in-flight members finish (SEMANTICS §7).
     pub fn stop(&mut self, now: Time) -> Result<(), String> {
+        self.settle_if_needed(now);
         self.touch_all();
         if !matches!(self.state, UpdateState::Running | UpdateState::Pending) {
             return Err(format!(
@@ -673,6 +682,7 @@ impl UpdateRun {
     /// `approve` a gate: completes it if it is `Pending` (no pre-approval, SEMANTICS §11). Returns
     /// whether anything changed.
     pub fn approve(&mut self, gate: GateRef, now: Time, note: Note) -> bool {
+        self.settle_if_needed(now);
         self.touch_all();
         if self.gate(gate).state != UpdateState::Pending {
             return false;
@@ -684,6 +694,7 @@ impl UpdateRun {
 
     /// `skip` (SEMANTICS §7, §11 "User skips").
     pub fn skip(&mut self, target: SkipTarget, now: Time) -> Result<(), String> {
+        self.settle_if_needed(now);
         self.touch_all();
         let result = match target {
             SkipTarget::Member(slot) => self.skip_member(slot, now),
@@ -823,8 +834,9 @@ impl UpdateRun {
         self.stages[s].groups[g].members[slot.index as usize].end_time = Some(now);
         // A slot freed under a full stage limit is for the groups with room of their own: one at its
         // own limit could not take it, and neither could one that is not active or has tripped.
-        if self.stages[s].running >= self.stages[s].max_concurrency {
-            for other in 0..self.stages[s].groups.len() {
+        let stage = &self.stages[s];
+        if stage.running >= stage.max_concurrency && stage.cap_binds {
+            for other in 0..stage.groups.len() {
                 let group = &self.stages[s].groups[other];
                 if group.phase == Phase::Active && !group.tripped && group.running < group.max_concurrency {
                     self.touch_group(s, other);
@@ -840,7 +852,17 @@ impl UpdateRun {
         if failed {
             self.count_failure(s, g);
         }
-        self.settle(now);
+        // Display states follow at the next call that reads or settles them (`advance` ends the
+        // instant of every run an event touched).
+        self.unsettled = true;
+    }
+
+    /// Settles display states a completion left (see [`member_finished`](Self::member_finished))
+    /// before a call reads them.
+    fn settle_if_needed(&mut self, now: Time) {
+        if self.unsettled {
+            self.settle(now);
+        }
     }
 
     fn count_failure(&mut self, s: usize, g: usize) {
@@ -878,6 +900,7 @@ impl UpdateRun {
     /// A timer armed by a [`Command::ArmTimer`] fired. Stale timers (gate approved or skipped
     /// meanwhile) do nothing.
     pub fn timer_fired(&mut self, timer: Timer, now: Time) {
+        self.settle_if_needed(now);
         self.touch_all();
         match timer {
             Timer::GateDue(r) => {
@@ -1530,6 +1553,7 @@ impl UpdateRun {
 
     /// Recomputes the display states of the current stage, its groups and the run.
     pub fn settle(&mut self, now: Time) {
+        self.unsettled = false;
         if let Some(s) = (self.current < self.stages.len()).then_some(self.current) {
             for g in self.dirty_groups(s) {
                 let state = self.group_display(s, g as usize);
@@ -1636,6 +1660,7 @@ impl UpdateRun {
     /// The state changes of the instant that just ended, in tree order (SEMANTICS §11 "Timeline
     /// rows": a state held for zero time is not a row).
     pub fn flush(&mut self, out: &mut Vec<Transition>) {
+        invariant!(!self.unsettled, "flush reads settled display states");
         let start = out.len();
         // The journal's buffer is kept for the next instant (one allocation per run, not per instant).
         let mut journal = std::mem::take(&mut self.journal);
@@ -1697,6 +1722,7 @@ impl UpdateRun {
 
     /// Closes open waiting spells at the end of the simulation so statistics cover them.
     pub fn finalize(&mut self, end: Time) {
+        invariant!(!self.unsettled, "a run is settled when its simulation ends");
         // A member waiting in a run that has ended (Failed, Stopped, Completed) waits for nothing.
         let member_end = self.ended_at.map_or(end, |t| t.min(end));
         for stage in &self.stages {
@@ -1857,6 +1883,8 @@ fn build_stage(run: RunId, run_key: u64, s: u16, plan: &StagePlan, facts: &mut d
         done_state: UpdateState::NotStarted,
         tripped: false,
         groups_tripped: 0,
+        cap_binds: plan.groups.iter().map(|g| u64::from(g.max_concurrency.min(g.members.len() as u32))).sum::<u64>()
+            > u64::from(plan.max_concurrency),
         user_skipped: false,
         mark: 0,
     }

@@ -163,6 +163,9 @@ impl UpdateRun {
         }
         for stage in &mut run.stages {
             stage.groups_tripped = stage.groups.iter().filter(|g| g.tripped).count() as u32;
+            // A status may show more members running than the limits allow: every freed slot is
+            // then offered to every group with room.
+            stage.cap_binds = true;
         }
         let tripped = run.stages.iter().any(|s| s.tripped || s.groups_tripped > 0);
         run.failure_halt = tripped && settings.failure_scope == FailureScope::Run;
