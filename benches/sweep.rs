@@ -1,7 +1,8 @@
 //! Sweep throughput (issue 4, PRODUCT.md "sweeps scale with cores"): replications per second of the
 //! example's base scenario (`scenarios/sweep-base.json`, 1,000 members, canary → early → broad) on 1
-//! and 2 threads, as `fleetsim sweep` runs them: a local rayon pool, one `simulate` without timeline
-//! plus metric collection per replication. Criterion's throughput line gives replications/s.
+//! and 2 threads, as `fleetsim sweep` runs them: a local rayon pool, pieces of replications each run
+//! by one `Simulator` (reset per replication, no timeline) plus metric collection. Criterion's
+//! throughput line gives replications/s.
 //!
 //! Two workloads: `bad-release` is the example as written (a bad release usually stops the run in the
 //! early stage), `full-rollout` drops the bad release so every run upgrades all 1,000 members — the
@@ -9,8 +10,9 @@
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use fleetsim::scenario::Scenario;
+use fleetsim::simulation::Simulator;
 use fleetsim::sweep::Metric;
-use fleetsim::sweep::exec::run_replication;
+use fleetsim::sweep::exec::{replications_per_piece, run_replication};
 use fleetsim::sweep::plan::build_value;
 use rayon::prelude::*;
 use serde_json::Value;
@@ -41,10 +43,14 @@ fn bench(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new(name, format!("{threads}-threads")), &scenario, |b, s| {
                 b.iter(|| {
                     pool.install(|| {
-                        (0..REPLICATIONS)
-                            .into_par_iter()
-                            .map(|r| run_replication(s, r, &Metric::ALL))
-                            .collect::<Vec<_>>()
+                        let replications: Vec<u64> = (0..REPLICATIONS).collect();
+                        replications
+                            .par_chunks(replications_per_piece(replications.len()))
+                            .map(|piece| {
+                                let mut simulator = Simulator::new(s);
+                                piece.iter().map(|&r| run_replication(&mut simulator, r, &Metric::ALL)).collect()
+                            })
+                            .collect::<Vec<Vec<_>>>()
                     })
                 })
             });

@@ -13,7 +13,7 @@ mod workload;
 use std::hint::black_box;
 use std::time::Instant;
 
-use fleetsim::simulation::{SimOptions, simulate};
+use fleetsim::simulation::{SimOptions, Simulator};
 use fleetsim::sweep::plan::build_value;
 
 fn median(values: &mut [f64]) -> f64 {
@@ -53,6 +53,8 @@ fn main() {
         let batch = (3_000_000 / n).max(1) as u64;
         let (mut minimal, mut fleet, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
         let mut replication = 0u64;
+        // As a sweep runs a point: one simulator reset for every replication.
+        let mut simulator = Simulator::new(&scenario);
         for _ in 0..rounds {
             let started = Instant::now();
             for seed in replication..replication + batch {
@@ -61,7 +63,7 @@ fn main() {
             let m = started.elapsed().as_secs_f64() * 1e3 / batch as f64;
             let started = Instant::now();
             for r in replication..replication + batch {
-                black_box(simulate(&scenario, SimOptions { record_timeline, replication: r }));
+                black_box(simulator.run(SimOptions { record_timeline, replication: r }));
             }
             let f = started.elapsed().as_secs_f64() * 1e3 / batch as f64;
             replication += batch;

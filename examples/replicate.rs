@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use fleetsim::scenario::load_file;
-use fleetsim::simulation::{SimOptions, simulate};
+use fleetsim::simulation::{SimOptions, Simulator};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,8 +27,10 @@ fn main() {
     let load_ms = loading.elapsed().as_secs_f64() * 1e3;
     let started = Instant::now();
     let mut events = 0;
+    // As a sweep runs a point: one simulator reset for every replication.
+    let mut simulator = Simulator::new(&scenario);
     for replication in 0..replications {
-        events += simulate(&scenario, SimOptions { record_timeline, replication }).events_processed;
+        events += simulator.run(SimOptions { record_timeline, replication }).events_processed;
     }
     if replications == 0 {
         println!("loaded in {load_ms:.1} ms; no replications");

@@ -13,7 +13,7 @@ use crate::engine::{EventQueue, Phase, SeedTree, Time};
 use crate::fleet::{KubernetesVersion, MemberId, NodeImageVersion};
 use crate::orchestrator::{Command, GateRef, Note, Outcome, RunId, Slot, Timer, Transition, UpdateRun, UpdateState};
 use crate::scenario::{ActionKind, RunSpec, Scenario};
-use crate::world::{Finished, Flight, ReleaseCalendar, UpgradeRecord, World};
+use crate::world::{Finished, Flight, ReleaseCalendar, UpgradeRecord, World, WorldBuffers, WorldStart};
 
 mod resume;
 pub use resume::{Resume, ResumeFacts, simulate_resumed};
@@ -191,7 +191,7 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
     let mut world = World::new(&scenario.fleet, &releases, &scenario.models, scenario.settings.world, tree);
     let mut runs = Vec::with_capacity(scenario.runs.len());
     for (i, spec) in scenario.runs.iter().enumerate() {
-        let id = world.add_run(&spec.name, spec.upgrade.clone(), spec.approval_policy.or(scenario.models.approvals));
+        let id = add_run(&mut world, scenario, spec);
         debug_assert_eq!(id as usize, i);
         runs.push(UpdateRun::new(
             id,
@@ -202,22 +202,105 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
             options.record_timeline,
         ));
     }
+    replicate(scenario, &releases, world, runs, options.record_timeline).0
+}
+
+/// Simulates one scenario again and again (the replications of a sweep point or of a tune
+/// candidate). What the scenario fixes is made once: the world's members and pools as every
+/// replication starts them, and each run as it is before its start. A replication resets its state
+/// from those into the lists the previous replication used, instead of building and freeing them
+/// (ARCHITECTURE.md, "Scenario-fixed and per-replication state"). Replication `r` gives exactly
+/// what [`simulate`] gives for it, whatever ran before.
+pub struct Simulator<'s> {
+    scenario: &'s Scenario,
+    world: WorldStart<'s>,
+    /// The scenario's runs before their start.
+    runs: Vec<UpdateRun>,
+    buffers: WorldBuffers,
+    /// The last replication's result; the next one reuses its runs.
+    last: Option<SimResult>,
+}
+
+impl<'s> Simulator<'s> {
+    pub fn new(scenario: &'s Scenario) -> Simulator<'s> {
+        let start = WorldStart::new(&scenario.fleet);
+        // A run's shape depends on its plan and on which members have windows, the same in every
+        // replication; `reset_from` asks each replication's approval policy its own questions.
+        let tree = SeedTree::new(scenario.seed, 0);
+        let releases = scenario.releases.for_replication(tree);
+        let models = &scenario.models;
+        let mut world =
+            World::from_start(&start, &releases, models, scenario.settings.world, tree, WorldBuffers::default());
+        let runs = scenario
+            .runs
+            .iter()
+            .map(|spec| {
+                let id = add_run(&mut world, scenario, spec);
+                UpdateRun::new(id, &spec.name, &spec.plan, scenario.settings.run, &mut world, false)
+            })
+            .collect();
+        let buffers = world.into_buffers();
+        Simulator { scenario, world: start, runs, buffers, last: None }
+    }
+
+    /// Simulates replication `options.replication`; the result lasts until the next call.
+    pub fn run(&mut self, options: SimOptions) -> &SimResult {
+        let scenario = self.scenario;
+        let tree = SeedTree::new(scenario.seed, options.replication);
+        let releases = scenario.releases.for_replication(tree);
+        let buffers = std::mem::take(&mut self.buffers);
+        let mut world =
+            World::from_start(&self.world, &releases, &scenario.models, scenario.settings.world, tree, buffers);
+        let mut runs = self.last.take().map(|last| last.runs).unwrap_or_default();
+        // Runs auto-upgrade profiles generated are made again when generated.
+        runs.truncate(self.runs.len());
+        for (i, spec) in scenario.runs.iter().enumerate() {
+            let id = add_run(&mut world, scenario, spec);
+            debug_assert_eq!(id as usize, i);
+            match runs.get_mut(i) {
+                Some(run) => run.reset_from(&self.runs[i], &mut world, options.record_timeline),
+                None => {
+                    let mut run = self.runs[i].clone();
+                    run.reset_from(&self.runs[i], &mut world, options.record_timeline);
+                    runs.push(run);
+                }
+            }
+        }
+        let (result, world) = replicate(scenario, &releases, world, runs, options.record_timeline);
+        self.buffers = world.into_buffers();
+        self.last.insert(result)
+    }
+}
+
+fn add_run(world: &mut World, scenario: &Scenario, spec: &RunSpec) -> RunId {
+    world.add_run(&spec.name, spec.upgrade.clone(), spec.approval_policy.or(scenario.models.approvals))
+}
+
+/// One replication from the world and the scenario's runs as they start: profiles' triggers, runs'
+/// starts and actions queued, then the event loop. Gives the world back for its lists.
+fn replicate<'a>(
+    scenario: &'a Scenario,
+    releases: &'a ReleaseCalendar,
+    world: World<'a>,
+    runs: Vec<UpdateRun>,
+    record: bool,
+) -> (SimResult, World<'a>) {
     let triggers: Vec<Vec<Trigger>> =
-        scenario.profiles.iter().map(|p| autoupgrade::triggers(p, &releases, scenario.start)).collect();
+        scenario.profiles.iter().map(|p| autoupgrade::triggers(p, releases, scenario.start)).collect();
     let profiles = scenario
         .profiles
         .iter()
         .map(|p| ProfileOutcome {
             runs: Vec::new(),
-            targets: autoupgrade::baseline_target(p, &releases, scenario.start)
+            targets: autoupgrade::baseline_target(p, releases, scenario.start)
                 .map(|t| (scenario.start, t))
                 .into_iter()
                 .collect(),
-            idle: autoupgrade::idle_reason(p, &autoupgrade::released_kubernetes(&releases, scenario.start))
+            idle: autoupgrade::idle_reason(p, &autoupgrade::released_kubernetes(releases, scenario.start))
                 .map(|why| (scenario.start, why)),
         })
         .collect();
-    let mut sim = Sim::new(scenario, &releases, world, runs, profiles, triggers, options.record_timeline);
+    let mut sim = Sim::new(scenario, releases, world, runs, profiles, triggers, record);
     for (profile, list) in sim.triggers.iter().enumerate() {
         if scenario.profiles[profile].disabled {
             continue;
@@ -302,7 +385,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    fn run_loop(mut self) -> SimResult {
+    fn run_loop(mut self) -> (SimResult, World<'a>) {
         let horizon = self.scenario.end();
         let mut end = self.scenario.start;
         let mut horizon_reached = false;
@@ -358,7 +441,7 @@ impl<'a> Sim<'a> {
         }
         let selected_images =
             (0..self.runs.len()).map(|r| self.world.run(r as RunId).selected_images.clone()).collect();
-        SimResult {
+        let result = SimResult {
             runs: self.runs,
             specs: self.specs,
             selected_images,
@@ -372,7 +455,8 @@ impl<'a> Sim<'a> {
             end,
             horizon_reached,
             events_processed: self.events_processed,
-        }
+        };
+        (result, self.world)
     }
 
     fn handle(&mut self, event: Event, now: Time) {

@@ -4,6 +4,25 @@
 //! states change. No I/O, no randomness, no clock. Facts about the world (versions, availability,
 //! windows) come in through the [`facts::Facts`] trait.
 
+/// `Clone` whose `clone_from` clones field by field into the allocations already there: a
+/// replication resets its runs from their initial state with it, reusing every list instead of
+/// allocating the run again. The field list must be complete: one left out does not compile.
+macro_rules! clone_reusing {
+    ($ty:ident { $($field:ident),* $(,)? }) => {
+        impl Clone for $ty {
+            fn clone(&self) -> Self {
+                let $ty { $($field),* } = self;
+                $ty { $($field: $field.clone()),* }
+            }
+
+            fn clone_from(&mut self, source: &Self) {
+                let $ty { $($field),* } = source;
+                $(self.$field.clone_from($field);)*
+            }
+        }
+    };
+}
+
 pub mod facts;
 pub mod plan;
 mod ranking;

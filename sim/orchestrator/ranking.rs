@@ -33,12 +33,14 @@ fn class_index(class: WindowClass) -> usize {
 
 /// Member indices of one (state, class), with a count to skip empty classes at once and the first
 /// word that may hold a member.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct Bits {
     words: Vec<u64>,
     count: u32,
     low: usize,
 }
+
+clone_reusing!(Bits { words, count, low });
 
 impl Bits {
     fn with_len(members: usize) -> Bits {
@@ -85,7 +87,7 @@ enum Set {
 
 /// Candidates of one group ranked by (class, index): `NotStarted` members, and `Pending` members
 /// whose recheck time has come.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Ranking {
     /// Ranked members by class, per set.
     not_started: [Bits; 4],
@@ -102,6 +104,8 @@ pub struct Ranking {
     /// (recheck time, index) of `Pending` members not yet due; stale entries are skipped.
     waiting: BinaryHeap<Reverse<(Time, u32)>>,
 }
+
+clone_reusing!(Ranking { not_started, due, ranked, valid_until, expiry, unranked, waiting });
 
 impl Ranking {
     /// A group whose members are all `NotStarted` and not ranked yet.
@@ -129,7 +133,15 @@ impl Ranking {
         }
     }
 
-    fn rank<F: Facts + ?Sized>(&mut self, set: Set, run: RunId, members: &[MemberRt], index: u32, now: Time, facts: &mut F) {
+    fn rank<F: Facts + ?Sized>(
+        &mut self,
+        set: Set,
+        run: RunId,
+        members: &[MemberRt],
+        index: u32,
+        now: Time,
+        facts: &mut F,
+    ) {
         let (class, until) = class_until(run, members, index, now, facts);
         let i = index as usize;
         self.ranked[i] = Some((set, class));
@@ -227,7 +239,13 @@ impl Ranking {
     }
 }
 
-fn class_until<F: Facts + ?Sized>(run: RunId, members: &[MemberRt], index: u32, now: Time, facts: &mut F) -> (WindowClass, Time) {
+fn class_until<F: Facts + ?Sized>(
+    run: RunId,
+    members: &[MemberRt],
+    index: u32,
+    now: Time,
+    facts: &mut F,
+) -> (WindowClass, Time) {
     let (class, until) = facts.window_class_until(run, members[index as usize].id, now);
     // A world that cannot say how long a class holds is asked again at the next instant.
     (class, until.max(Time(now.0.saturating_add(1))))

@@ -175,7 +175,7 @@ enum Phase {
 }
 
 /// A gate as the run tracks it (`UpdateRunGateStatus` plus timing).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct GateRt {
     pub config: GateConfig,
     pub state: UpdateState,
@@ -189,6 +189,8 @@ pub struct GateRt {
     approve_at_open: bool,
     mark: u64,
 }
+
+clone_reusing!(GateRt { config, state, gate_id, start_time, completed_time, due, note, approve_at_open, mark });
 
 /// `afterStageWaitStatus`.
 #[derive(Clone, Debug)]
@@ -220,7 +222,7 @@ pub struct MemberRt {
     mark: u64,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct GroupRt {
     pub name: String,
     pub max_concurrency: u32,
@@ -253,7 +255,34 @@ pub struct GroupRt {
     mark: u64,
 }
 
-#[derive(Clone, Debug)]
+clone_reusing!(GroupRt {
+    name,
+    max_concurrency,
+    max_allowed_failures,
+    failure_count,
+    state,
+    start_time,
+    completed_time,
+    note,
+    members,
+    before_gates,
+    after_gates,
+    peak_running,
+    running,
+    phase,
+    done_state,
+    tripped,
+    user_skipped,
+    terminal,
+    has_windows,
+    cursor,
+    pending,
+    pending_scan,
+    ranking,
+    mark,
+});
+
+#[derive(Debug)]
 pub struct StageRt {
     pub name: String,
     pub max_concurrency: u32,
@@ -283,6 +312,30 @@ pub struct StageRt {
     mark: u64,
 }
 
+clone_reusing!(StageRt {
+    name,
+    max_concurrency,
+    max_allowed_failures,
+    failure_count,
+    state,
+    start_time,
+    completed_time,
+    note,
+    groups,
+    before_gates,
+    after_gates,
+    wait,
+    peak_running,
+    running,
+    phase,
+    done_state,
+    tripped,
+    groups_tripped,
+    cap_binds,
+    user_skipped,
+    mark,
+});
+
 /// Time spent waiting, for `summary.json` (PRODUCT.md "hours spent Pending by reason").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunStats {
@@ -298,7 +351,7 @@ pub struct RunStats {
 }
 
 /// One update run: plan, runtime state and the decision loop.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct UpdateRun {
     pub id: RunId,
     pub name: String,
@@ -332,6 +385,35 @@ pub struct UpdateRun {
     /// A member finished since the display states were last settled.
     unsettled: bool,
 }
+
+clone_reusing!(UpdateRun {
+    id,
+    name,
+    stages,
+    not_selected,
+    state,
+    start_time,
+    completed_time,
+    failure_count,
+    note,
+    stats,
+    running,
+    poll_anchor,
+    settings,
+    started,
+    user_stop,
+    failure_halt,
+    current,
+    min_recheck,
+    pending_by_member,
+    ended_at,
+    record,
+    journal,
+    epoch,
+    run_mark,
+    dirty,
+    unsettled,
+});
 
 /// The groups of the current stage whose state may have changed since the run last settled: a
 /// member's completion touches its own group only (and every group when the stage's limit was
@@ -422,12 +504,28 @@ impl UpdateRun {
             dirty: Dirty { all: true, groups: 0 },
             unsettled: false,
         };
-        for r in run.gate_refs() {
-            if matches!(run.gate(r).config.kind, GateKind::Approval) && facts.approves_at_open(id, r) {
-                run.gate_mut(r).approve_at_open = true;
+        run.decide_gates_approved_at_open(facts);
+        run
+    }
+
+    /// The run as [`new`](Self::new) made `initial`, in the lists this one already has: a
+    /// replication resets its runs from their initial state so instead of building them again.
+    /// `record` as `new`'s; the approval policy, a draw of the replication, decides again which
+    /// gates it approves as they open.
+    pub fn reset_from(&mut self, initial: &UpdateRun, facts: &mut dyn Facts, record: bool) {
+        self.clone_from(initial);
+        self.record = record;
+        self.decide_gates_approved_at_open(facts);
+    }
+
+    /// SEMANTICS §11 "Approval policy": Approval gates the policy approves with a delay of 0.
+    fn decide_gates_approved_at_open(&mut self, facts: &mut dyn Facts) {
+        for r in self.gate_refs() {
+            if matches!(self.gate(r).config.kind, GateKind::Approval) {
+                let at_open = facts.approves_at_open(self.id, r);
+                self.gate_mut(r).approve_at_open = at_open;
             }
         }
-        run
     }
 
     /// Every group of the current stage is to be looked at again.
@@ -1314,7 +1412,14 @@ impl UpdateRun {
 
     /// The first eligible candidate by (window class, name) (SEMANTICS §5.4). `NotStarted` members are
     /// always eligible; `Pending` ones only at a poll, once per instant (§11 "Polls").
-    fn next_candidate<F: Facts + ?Sized>(&mut self, s: usize, g: usize, now: Time, poll: bool, facts: &mut F) -> Option<u32> {
+    fn next_candidate<F: Facts + ?Sized>(
+        &mut self,
+        s: usize,
+        g: usize,
+        now: Time,
+        poll: bool,
+        facts: &mut F,
+    ) -> Option<u32> {
         let run = self.id;
         let group = &mut self.stages[s].groups[g];
         if group.has_windows {
@@ -1811,7 +1916,13 @@ fn next_pending_at_poll(group: &mut GroupRt, now: Time) -> Option<u32> {
 
 /// Groups with maintenance windows: the first eligible candidate by (class, name) (SEMANTICS §5.4),
 /// from the group's [`Ranking`].
-fn next_by_window_class<F: Facts + ?Sized>(run: RunId, group: &mut GroupRt, now: Time, poll: bool, facts: &mut F) -> Option<u32> {
+fn next_by_window_class<F: Facts + ?Sized>(
+    run: RunId,
+    group: &mut GroupRt,
+    now: Time,
+    poll: bool,
+    facts: &mut F,
+) -> Option<u32> {
     group.ranking.next(run, &group.members, now, poll, facts)
 }
 

@@ -111,5 +111,5 @@ pub fn simulate_resumed(
     }
     // The run is examined at `now`, as after any event.
     sim.queue.push(now, Phase::Polls, Event::Poll { run: RUN });
-    Ok((sim.run_loop(), facts))
+    Ok((sim.run_loop().0, facts))
 }

@@ -22,7 +22,8 @@ use std::collections::HashSet;
 
 use rayon::prelude::*;
 
-use crate::sweep::exec::run_replication;
+use crate::simulation::Simulator;
+use crate::sweep::exec::{replications_per_piece, run_replication};
 use crate::sweep::stats::{percentile, quantile_ci, summarize, summarize_indicator};
 
 use super::plan::{COLLECTED, Candidate, Criterion, Missing, Statistic, TunePlan, is_indicator, missing_of};
@@ -72,14 +73,21 @@ pub fn compute(
             .map(|&(start, end)| {
                 let first = jobs[start];
                 let scenario = plan.build(&candidates[first.candidate], first.world);
-                jobs[start..end]
-                    .par_iter()
-                    .map(|job| {
-                        let cells = cells(plan, &scenario, job.replication);
-                        done(job, &cells);
-                        cells
+                let pieces: Vec<Vec<Cells>> = jobs[start..end]
+                    .par_chunks(replications_per_piece(end - start))
+                    .map(|piece| {
+                        let mut simulator = Simulator::new(&scenario);
+                        piece
+                            .iter()
+                            .map(|job| {
+                                let cells = cells(plan, &mut simulator, job.replication);
+                                done(job, &cells);
+                                cells
+                            })
+                            .collect()
                     })
-                    .collect()
+                    .collect();
+                pieces.into_iter().flatten().collect::<Vec<Cells>>()
             })
             .collect();
         parts.into_iter().flatten().collect()
@@ -277,8 +285,8 @@ pub struct SearchResult {
 }
 
 /// One replication of the tuned run: its cells.
-fn cells(plan: &TunePlan, scenario: &crate::scenario::Scenario, replication: u64) -> Cells {
-    let runs = run_replication(scenario, replication, &COLLECTED);
+fn cells(plan: &TunePlan, simulator: &mut Simulator, replication: u64) -> Cells {
+    let runs = run_replication(simulator, replication, &COLLECTED);
     let run = runs.into_iter().find(|r| r.run == plan.run).expect("the tuned run is in every candidate's scenario");
     run.cells
 }

@@ -309,14 +309,15 @@ pub struct World<'a> {
     window_notes: BTreeMap<(usize, Option<Time>), Note>,
 }
 
-impl<'a> World<'a> {
-    pub fn new(
-        fleet: &'a [Member],
-        releases: &'a ReleaseCalendar,
-        models: &'a Models,
-        settings: WorldSettings,
-        tree: SeedTree,
-    ) -> World<'a> {
+/// The world's members and pools as every replication starts them, made once from the fleet.
+pub struct WorldStart<'a> {
+    fleet: &'a [Member],
+    members: Vec<MemberState>,
+    pools: Vec<PoolState<'a>>,
+}
+
+impl<'a> WorldStart<'a> {
+    pub fn new(fleet: &'a [Member]) -> WorldStart<'a> {
         let mut pools = Vec::with_capacity(fleet.iter().map(|m| m.node_pools.len()).sum());
         let members = fleet
             .iter()
@@ -341,6 +342,75 @@ impl<'a> World<'a> {
                 }
             })
             .collect();
+        WorldStart { fleet, members, pools }
+    }
+}
+
+/// The lists a replication's world allocated, emptied for the next replication to fill
+/// ([`World::into_buffers`]), and the answers that hold in every replication: window states are
+/// pure functions of the fleet's calendars and time, so their caches are kept as they are.
+#[derive(Default)]
+pub struct WorldBuffers {
+    members: Vec<MemberState>,
+    pools: Vec<PoolState<'static>>,
+    flights: Vec<Option<InFlight<'static>>>,
+    free_flights: Vec<u32>,
+    window_facts: [Vec<Option<WindowFact>>; 2],
+    run_facts: Vec<Vec<RunMemberFacts>>,
+    window_notes: BTreeMap<(usize, Option<Time>), Note>,
+}
+
+/// `list` emptied, its allocation kept, as a list whose elements may borrow for longer (it holds
+/// none): the standard library collects a mapped `Vec` into its own allocation when the element
+/// layouts are the same, and these differ only in a lifetime.
+macro_rules! emptied {
+    ($list:expr) => {{
+        let mut list = $list;
+        list.clear();
+        list.into_iter().map(|_| unreachable!("the list is empty")).collect()
+    }};
+}
+
+impl<'a> World<'a> {
+    pub fn new(
+        fleet: &'a [Member],
+        releases: &'a ReleaseCalendar,
+        models: &'a Models,
+        settings: WorldSettings,
+        tree: SeedTree,
+    ) -> World<'a> {
+        let WorldStart { members, pools, .. } = WorldStart::new(fleet);
+        let buffers = WorldBuffers { members, ..WorldBuffers::default() };
+        let mut world = World::from_buffers(fleet, releases, models, settings, tree, buffers);
+        world.pools = pools;
+        world
+    }
+
+    /// The world of one replication, as `start` has its members, in the lists of `buffers`.
+    pub fn from_start(
+        start: &WorldStart<'a>,
+        releases: &'a ReleaseCalendar,
+        models: &'a Models,
+        settings: WorldSettings,
+        tree: SeedTree,
+        mut buffers: WorldBuffers,
+    ) -> World<'a> {
+        buffers.members.clone_from(&start.members);
+        let mut world = World::from_buffers(start.fleet, releases, models, settings, tree, buffers);
+        world.pools.clone_from(&start.pools);
+        world
+    }
+
+    fn from_buffers(
+        fleet: &'a [Member],
+        releases: &'a ReleaseCalendar,
+        models: &'a Models,
+        settings: WorldSettings,
+        tree: SeedTree,
+        buffers: WorldBuffers,
+    ) -> World<'a> {
+        let WorldBuffers { members, pools, flights, mut free_flights, window_facts, run_facts, window_notes } = buffers;
+        free_flights.clear();
         World {
             fleet,
             releases,
@@ -352,11 +422,25 @@ impl<'a> World<'a> {
             members,
             pools,
             runs: Vec::new(),
-            flights: Vec::new(),
-            free_flights: Vec::new(),
-            window_facts: [Vec::new(), Vec::new()],
-            run_facts: Vec::new(),
-            window_notes: BTreeMap::new(),
+            flights,
+            free_flights,
+            window_facts,
+            run_facts,
+            window_notes,
+        }
+    }
+
+    /// This replication's lists, emptied, for the next replication ([`World::from_start`]).
+    pub fn into_buffers(self) -> WorldBuffers {
+        let World { members, pools, flights, free_flights, window_facts, run_facts, window_notes, .. } = self;
+        WorldBuffers {
+            members,
+            pools: emptied!(pools),
+            flights: emptied!(flights),
+            free_flights,
+            window_facts,
+            run_facts,
+            window_notes,
         }
     }
 
@@ -384,8 +468,13 @@ impl<'a> World<'a> {
             approval_policy,
             name_key: name_key(name),
         });
-        self.run_facts.push(Vec::new());
-        (self.runs.len() - 1) as RunId
+        // The run's facts, in a list an earlier replication left (emptied) when there is one.
+        let run = self.runs.len() - 1;
+        match self.run_facts.get_mut(run) {
+            Some(facts) => facts.clear(),
+            None => self.run_facts.push(Vec::new()),
+        }
+        run as RunId
     }
 
     /// The member's pools as this replication has them.

@@ -198,3 +198,39 @@ fn generated_fleets_and_their_problems_do_not_depend_on_the_thread_count() {
     assert!(problems[0].contains("member \"canary-"), "{problems:?}");
     assert_eq!(load(3, &twice).unwrap_err(), problems);
 }
+
+#[test]
+fn a_simulator_reset_between_replications_gives_what_a_fresh_simulation_gives() {
+    // Every kind of per-replication state: windows and a Consistent selection (regions-2000), a
+    // release rolling out per replication (late-regions), profiles generating runs (the one-year
+    // example), gates, policies and a bad release. Replications in an order that leaves a different
+    // predecessor's state each time, with and without a timeline (the one-year example, the
+    // slowest, runs two).
+    let steps = [(2, true), (0, false), (1, true), (2, false)];
+    for (name, steps) in [
+        ("quickstart", &steps[..]),
+        ("regions-2000", &steps[..]),
+        ("late-regions", &steps[..]),
+        ("bad-release-canary", &steps[..]),
+        ("autoupgrade-year", &steps[..2]),
+    ] {
+        let scenario = load_file(&root().join(format!("scenarios/{name}.json")), None).unwrap();
+        let mut simulator = fleetsim::simulation::Simulator::new(&scenario);
+        for &(replication, record_timeline) in steps {
+            let options = SimOptions { record_timeline, replication };
+            let fresh = simulate(&scenario, options);
+            let reused = simulator.run(options);
+            if record_timeline {
+                let files = |r| report::render(&ReportContext::new(&scenario, r)).unwrap();
+                let (expected, got) = (files(&fresh), files(reused));
+                assert_eq!(expected.len(), got.len(), "{name} {options:?}");
+                for ((path, a), (_, b)) in expected.iter().zip(&got) {
+                    assert!(a == b, "{name} {options:?}: {} differs after a reset", path.display());
+                }
+            }
+            let metrics = fleetsim::sweep::Metric::ALL;
+            let collect = |r| fleetsim::sweep::metrics::collect(r, &metrics);
+            assert_eq!(format!("{:?}", collect(&fresh)), format!("{:?}", collect(reused)), "{name} {options:?}");
+        }
+    }
+}
