@@ -135,9 +135,10 @@ pub struct ProfileOutcome {
 
 #[derive(Clone, Debug)]
 enum Event {
+    /// An attempt ended; its member's place in the run is in `Sim::flight_slots` (an event this
+    /// small keeps the queue's entries at 32 bytes).
     MemberDone {
         run: RunId,
-        slot: Slot,
         flight: Flight,
     },
     RunStart {
@@ -345,6 +346,8 @@ struct Sim<'a> {
     notes: Vec<(Time, String)>,
     armed_polls: Vec<Option<Time>>,
     commands: Vec<Command>,
+    /// The run slot of each attempt under way, by [`Flight`].
+    flight_slots: Vec<Slot>,
     transitions: Vec<Transition>,
     events_processed: u64,
 }
@@ -377,6 +380,7 @@ impl<'a> Sim<'a> {
             notes: Vec::new(),
             armed_polls: vec![None; scenario.runs.len()],
             commands: Vec::new(),
+            flight_slots: Vec::new(),
             transitions: Vec::new(),
             events_processed: 0,
             record,
@@ -461,7 +465,8 @@ impl<'a> Sim<'a> {
 
     fn handle(&mut self, event: Event, now: Time) {
         match event {
-            Event::MemberDone { run, slot, flight } => {
+            Event::MemberDone { run, flight } => {
+                let slot = self.flight_slots[flight.index()];
                 let Finished { member, outcome, record, .. } = self.world.finish_upgrade(flight, now);
                 if record.failed_by_bad_release && matches!(outcome, Outcome::Failed(_)) {
                     self.run_facts[run as usize].first_bad_failure.get_or_insert(now);
@@ -550,10 +555,11 @@ impl<'a> Sim<'a> {
                     if started.received_bad_release {
                         self.bad_release_members[run as usize].insert(member);
                     }
+                    self.note_slot(started.flight, slot);
                     self.queue.push(
                         now + started.duration,
                         Phase::MemberCompletion,
-                        Event::MemberDone { run, slot, flight: started.flight },
+                        Event::MemberDone { run, flight: started.flight },
                     );
                 }
                 Command::ArmTimer { at, timer } => {
@@ -567,6 +573,14 @@ impl<'a> Sim<'a> {
             }
         }
         self.commands = commands;
+    }
+
+    /// Where the member of attempt `flight` is in its run, for the attempt's completion event.
+    fn note_slot(&mut self, flight: Flight, slot: Slot) {
+        if self.flight_slots.len() <= flight.index() {
+            self.flight_slots.resize(flight.index() + 1, slot);
+        }
+        self.flight_slots[flight.index()] = slot;
     }
 
     fn note_version_changes(&mut self, run: RunId, member: MemberId, record: &UpgradeRecord, now: Time) {

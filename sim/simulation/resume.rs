@@ -81,11 +81,8 @@ pub fn simulate_resumed(
             sim.bad_release_members[0].insert(member);
         }
         let at = (started + resumed.started.duration).max(now);
-        sim.queue.push(
-            at,
-            Phase::MemberCompletion,
-            Event::MemberDone { run: RUN, slot, flight: resumed.started.flight },
-        );
+        sim.note_slot(resumed.started.flight, slot);
+        sim.queue.push(at, Phase::MemberCompletion, Event::MemberDone { run: RUN, flight: resumed.started.flight });
     }
     for command in &restored.commands {
         match *command {

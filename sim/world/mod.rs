@@ -213,6 +213,14 @@ struct InFlight<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Flight(u32);
 
+impl Flight {
+    /// Its place in the world's list of attempts under way: small and dense (places are reused),
+    /// for callers that keep something per attempt in a list of their own.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// An attempt that began: when it ends, and the handle to finish it with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Started {
