@@ -369,7 +369,7 @@ impl<'a> Sim<'a> {
             world,
             runs,
             specs: scenario.runs.clone(),
-            queue: EventQueue::with_capacity(1024),
+            queue: EventQueue::default(),
             records: BTreeMap::new(),
             bad_release_members: vec![BTreeSet::new(); scenario.runs.len()],
             run_facts: vec![RunFacts::default(); scenario.runs.len()],

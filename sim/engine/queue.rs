@@ -7,7 +7,7 @@
 //!   FIFO order (the SimPy / OMNeT++ / nexosim rule, des-anchors §0.3).
 //!
 //! Complexity: push and pop are O(log n). The key is total, so the pop order never depends on heap
-//! internals.
+//! internals. The heap holds keys only (16 bytes each); events wait in a list beside it.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -33,16 +33,21 @@ pub struct EventKey {
     pub sequence: u64,
 }
 
-/// An event with its key packed for the heap: `time`, then `order` = phase in the top two bits and
-/// the sequence below (a queue pushes fewer than 2^62 events), so a comparison is two integer
-/// comparisons.
-struct Entry<E> {
+/// A heap entry: the key packed in 16 bytes, the event kept apart in the queue's slab. `order`
+/// holds the phase in its top 2 bits, the sequence in the next 40 and the event's slab place in
+/// the low 22: ordering by `(time, order)` is ordering by `(time, phase, sequence)` (sequences are
+/// unique, so the place never decides). Entries this small make the heap's moves cheap.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Entry {
     time: Time,
     order: u64,
-    event: E,
 }
 
-impl<E> Entry<E> {
+const PLACE_BITS: u32 = 22;
+const SEQUENCE_BITS: u32 = 40;
+const PLACE_MASK: u64 = (1 << PLACE_BITS) - 1;
+
+impl Entry {
     fn key(&self) -> EventKey {
         let phase = match self.order >> 62 {
             0 => Phase::MemberCompletion,
@@ -50,24 +55,20 @@ impl<E> Entry<E> {
             2 => Phase::Timers,
             _ => Phase::Polls,
         };
-        EventKey { time: self.time, phase, sequence: self.order & SEQUENCE_MASK }
+        EventKey { time: self.time, phase, sequence: (self.order >> PLACE_BITS) & ((1 << SEQUENCE_BITS) - 1) }
+    }
+
+    fn place(&self) -> usize {
+        (self.order & PLACE_MASK) as usize
     }
 }
 
-const SEQUENCE_MASK: u64 = (1 << 62) - 1;
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.time, self.order) == (other.time, other.order)
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl PartialOrd for Entry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Entry {
     /// Reversed so that `BinaryHeap` (a max-heap) pops the smallest key first.
     fn cmp(&self, other: &Self) -> Ordering {
         (other.time, other.order).cmp(&(self.time, self.order))
@@ -76,27 +77,45 @@ impl<E> Ord for Entry<E> {
 
 /// Events ordered by `(time, phase, sequence)`; see the module docs for the tie rule.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: BinaryHeap<Entry>,
+    /// The events in the heap, by place; places of popped events are reused (`free`).
+    events: Vec<Option<E>>,
+    free: Vec<u32>,
     next_sequence: u64,
 }
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { heap: BinaryHeap::new(), next_sequence: 0 }
+        EventQueue { heap: BinaryHeap::new(), events: Vec::new(), free: Vec::new(), next_sequence: 0 }
     }
 }
 
 impl<E> EventQueue<E> {
-    pub fn with_capacity(capacity: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(capacity), next_sequence: 0 }
-    }
-
+    /// Limits: 2^40 events pushed, 2^22 queued at once (a simulation has a few per member under
+    /// way and per run).
     pub fn push(&mut self, time: Time, phase: Phase, event: E) -> EventKey {
         let key = EventKey { time, phase, sequence: self.next_sequence };
-        assert!(self.next_sequence <= SEQUENCE_MASK, "event sequence overflow");
-        self.heap.push(Entry { time, order: (phase as u64) << 62 | self.next_sequence, event });
+        assert!(self.next_sequence < 1 << SEQUENCE_BITS, "more than 2^40 events");
+        let place = match self.free.pop() {
+            Some(place) => {
+                self.events[place as usize] = Some(event);
+                u64::from(place)
+            }
+            None => {
+                self.events.push(Some(event));
+                let place = (self.events.len() - 1) as u64;
+                assert!(place <= PLACE_MASK, "more than 2^22 events queued at once");
+                place
+            }
+        };
+        self.heap.push(Entry { time, order: (phase as u64) << 62 | self.next_sequence << PLACE_BITS | place });
         self.next_sequence += 1;
         key
+    }
+
+    fn take(&mut self, entry: Entry) -> E {
+        self.free.push(entry.place() as u32);
+        self.events[entry.place()].take().expect("a queued event is in its place")
     }
 
     pub fn peek_key(&self) -> Option<EventKey> {
@@ -109,13 +128,17 @@ impl<E> EventQueue<E> {
     }
 
     pub fn pop(&mut self) -> Option<(EventKey, E)> {
-        self.heap.pop().map(|e| (e.key(), e.event))
+        let entry = self.heap.pop()?;
+        Some((entry.key(), self.take(entry)))
     }
 
     /// Pops the next event only if it happens at `time`.
     pub fn pop_at(&mut self, time: Time) -> Option<E> {
         match self.heap.peek() {
-            Some(e) if e.time == time => self.heap.pop().map(|e| e.event),
+            Some(e) if e.time == time => {
+                let entry = self.heap.pop().expect("peeked");
+                Some(self.take(entry))
+            }
             _ => None,
         }
     }
