@@ -5,5 +5,5 @@ pub mod rng;
 pub mod time;
 
 pub use queue::{EventKey, EventQueue, Phase};
-pub use rng::{Purpose, SeedTree, Stream, StreamKey, name_key};
+pub use rng::{Head, Position, Purpose, SeedTree, Stream, StreamKey, name_key};
 pub use time::{Duration, Time};

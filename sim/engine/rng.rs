@@ -91,13 +91,133 @@ pub struct StreamKey {
     words: [u32; 8],
 }
 
+/// Where an entity's stream starts: the nonce and the first block of its keystream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Position {
+    nonce: u64,
+    block: u64,
+}
+
+/// Words of a stream's first block computed ahead (with others, in a batch): a stream made from
+/// them draws these first ([`StreamKey::stream_from`]).
+pub type Head = [u32; HEAD_WORDS];
+
+/// How many first words a [`Head`] keeps: an upgrade attempt of the simple duration model draws two
+/// 64-bit numbers.
+pub const HEAD_WORDS: usize = 4;
+
 impl StreamKey {
     /// The stream of the entity `keys`: the keystream of nonce `h(keys)` from block `h'(keys)`,
     /// two independent 64-bit hashes, so two entities share draws only if both collide.
     pub fn stream(&self, keys: [u64; 3]) -> Stream {
+        let Position { nonce, block } = StreamKey::position(keys);
+        Stream { key: self.words, nonce, block, words: [0; 16], used: 16, available: 16 }
+    }
+
+    pub fn position(keys: [u64; 3]) -> Position {
         let nonce = mix64(keys[0] ^ mix64(keys[1] ^ mix64(keys[2] ^ 0x6E6F_6E63_6521_0001)));
         let block = mix64(keys[2] ^ mix64(keys[1] ^ mix64(keys[0] ^ 0x626C_6F63_6B21_0002)));
-        Stream { key: self.words, nonce, block, words: [0; 16], used: 16 }
+        Position { nonce, block }
+    }
+
+    /// The stream at `position` whose first words `head` were computed ahead: the same draws as
+    /// [`stream`](Self::stream) of the same keys; the rest of the first block is computed only if
+    /// the stream draws past `head`.
+    pub fn stream_from(&self, position: Position, head: &Head) -> Stream {
+        let mut words = [0; 16];
+        words[..HEAD_WORDS].copy_from_slice(head);
+        let block = position.block.wrapping_add(1);
+        Stream { key: self.words, nonce: position.nonce, block, words, used: 0, available: HEAD_WORDS }
+    }
+
+    /// The first words of the streams at `positions`, into `heads`: eight at a time with AVX2
+    /// where the processor has it, one by one otherwise (the same words either way).
+    pub fn heads(&self, positions: &[Position], heads: &mut [Head]) {
+        assert_eq!(positions.len(), heads.len());
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            for (positions, heads) in positions.chunks(LANES).zip(heads.chunks_mut(LANES)) {
+                let mut counters = [0u64; LANES];
+                let mut nonces = [0u64; LANES];
+                for (lane, p) in positions.iter().enumerate() {
+                    (counters[lane], nonces[lane]) = (p.block, p.nonce);
+                }
+                // SAFETY: the processor has AVX2 (checked above), the only requirement of the call.
+                let words = unsafe { x86::chacha8_lanes(&self.words, &counters, &nonces) };
+                for (lane, head) in heads.iter_mut().enumerate() {
+                    *head = std::array::from_fn(|w| words[w][lane]);
+                }
+            }
+            return;
+        }
+        for (position, head) in positions.iter().zip(heads) {
+            let block = chacha8_block(&self.words, position.block, position.nonce);
+            head.copy_from_slice(&block[..HEAD_WORDS]);
+        }
+    }
+}
+
+/// Streams computed together by [`StreamKey::heads`].
+const LANES: usize = 8;
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{HEAD_WORDS, LANES};
+
+    /// The first words of eight ChaCha8 blocks of one key, the state laid out word by word across
+    /// the lanes (word `w` of block `l` is `x[w][l]`), so that each step of the rounds is one
+    /// eight-lane instruction.
+    #[target_feature(enable = "avx2")]
+    pub(super) fn chacha8_lanes(
+        key: &[u32; 8],
+        counters: &[u64; LANES],
+        nonces: &[u64; LANES],
+    ) -> [[u32; LANES]; HEAD_WORDS] {
+        #[inline(always)]
+        fn quarter(x: &mut [[u32; LANES]; 16], a: usize, b: usize, c: usize, d: usize) {
+            for l in 0..LANES {
+                x[a][l] = x[a][l].wrapping_add(x[b][l]);
+                x[d][l] = (x[d][l] ^ x[a][l]).rotate_left(16);
+            }
+            for l in 0..LANES {
+                x[c][l] = x[c][l].wrapping_add(x[d][l]);
+                x[b][l] = (x[b][l] ^ x[c][l]).rotate_left(12);
+            }
+            for l in 0..LANES {
+                x[a][l] = x[a][l].wrapping_add(x[b][l]);
+                x[d][l] = (x[d][l] ^ x[a][l]).rotate_left(8);
+            }
+            for l in 0..LANES {
+                x[c][l] = x[c][l].wrapping_add(x[d][l]);
+                x[b][l] = (x[b][l] ^ x[c][l]).rotate_left(7);
+            }
+        }
+        const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+        let mut input = [[0u32; LANES]; 16];
+        for w in 0..4 {
+            input[w] = [SIGMA[w]; LANES];
+        }
+        for w in 0..8 {
+            input[4 + w] = [key[w]; LANES];
+        }
+        for l in 0..LANES {
+            input[12][l] = counters[l] as u32;
+            input[13][l] = (counters[l] >> 32) as u32;
+            input[14][l] = nonces[l] as u32;
+            input[15][l] = (nonces[l] >> 32) as u32;
+        }
+        let mut x = input;
+        for _ in 0..4 {
+            quarter(&mut x, 0, 4, 8, 12);
+            quarter(&mut x, 1, 5, 9, 13);
+            quarter(&mut x, 2, 6, 10, 14);
+            quarter(&mut x, 3, 7, 11, 15);
+            quarter(&mut x, 0, 5, 10, 15);
+            quarter(&mut x, 1, 6, 11, 12);
+            quarter(&mut x, 2, 7, 8, 13);
+            quarter(&mut x, 3, 4, 9, 14);
+        }
+        std::array::from_fn(|w| std::array::from_fn(|l| x[w][l].wrapping_add(input[w][l])))
     }
 }
 
@@ -112,17 +232,26 @@ pub struct Stream {
     /// The counter of the next block to compute.
     block: u64,
     words: [u32; 16],
-    /// Words of `words` already drawn (16: none left).
+    /// Words of `words` already drawn.
     used: usize,
+    /// Words of `words` known: 16, or the head of the block before `block` (see
+    /// [`StreamKey::stream_from`]).
+    available: usize,
 }
 
 impl Stream {
     #[inline]
     fn word(&mut self) -> u32 {
-        if self.used == 16 {
-            self.words = chacha8_block(&self.key, self.block, self.nonce);
-            self.block = self.block.wrapping_add(1);
-            self.used = 0;
+        if self.used == self.available {
+            if self.available < 16 {
+                // The rest of the block whose head was computed ahead.
+                self.words = chacha8_block(&self.key, self.block.wrapping_sub(1), self.nonce);
+                self.available = 16;
+            } else {
+                self.words = chacha8_block(&self.key, self.block, self.nonce);
+                self.block = self.block.wrapping_add(1);
+                self.used = 0;
+            }
         }
         let word = self.words[self.used];
         self.used += 1;
@@ -247,6 +376,28 @@ mod tests {
         assert!(block.iter().all(|&w| w == reference.next_u32()));
         let next = chacha8_block(&key.words, 0, 99);
         assert!(next.iter().all(|&w| w == reference.next_u32()), "the counter wraps to 0");
+    }
+
+    #[test]
+    fn streams_from_heads_computed_ahead_draw_what_streams_draw() {
+        // Batches of every size around the eight lanes, and draws that go past the head.
+        let key = SeedTree::new(5, 2).key(Purpose::UpgradeDuration);
+        for count in [1, 7, 8, 9, 17] {
+            let keys: Vec<[u64; 3]> = (0..count).map(|i| [name_key(&format!("m{i}")), 77, 1 + i % 3]).collect();
+            let positions: Vec<Position> = keys.iter().map(|&k| StreamKey::position(k)).collect();
+            let mut heads = vec![[0; HEAD_WORDS]; count as usize];
+            key.heads(&positions, &mut heads);
+            for ((keys, position), head) in keys.iter().zip(&positions).zip(&heads) {
+                let (mut ahead, mut plain) = (key.stream_from(*position, head), key.stream(*keys));
+                for step in 0..40 {
+                    if step % 3 == 1 {
+                        assert_eq!(ahead.next_u32(), plain.next_u32());
+                    } else {
+                        assert_eq!(ahead.next_u64(), plain.next_u64());
+                    }
+                }
+            }
+        }
     }
 
     #[test]

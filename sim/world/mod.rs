@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 
 use rand::Rng;
 
-use crate::engine::{Duration, Purpose, SeedTree, Stream, StreamKey, Time, name_key};
+use crate::engine::rng::HEAD_WORDS;
+use crate::engine::{Duration, Head, Position, Purpose, SeedTree, Stream, StreamKey, Time, name_key};
 use crate::fleet::window::{MaintenanceWindow, WindowClass, WindowState};
 use crate::fleet::{KubernetesVersion, Member, MemberId, MinorVersion, NodeImageVersion, Surge};
 use crate::orchestrator::{Facts, GateRef, Note, Outcome, RunId};
@@ -313,9 +314,25 @@ pub struct World<'a> {
     window_facts: [Vec<Option<WindowFact>>; 2],
     /// Per run, per member (allocated on first use).
     run_facts: Vec<Vec<RunMemberFacts>>,
+    /// Per run: the first words of members' first-attempt duration streams, computed ahead.
+    heads: Vec<Heads>,
     /// `Pending` notes of closed windows by (window kind, next opening).
     window_notes: BTreeMap<(usize, Option<Time>), Note>,
 }
+
+/// The first words of the duration streams of members' first attempts in one run, computed
+/// [`AHEAD`] members at a time: the members after one that starts (in fleet order, which is name
+/// order, the order a group starts its members in) are likely the next to start, and a batch costs
+/// about a third of computing its blocks one by one.
+#[derive(Debug, Default)]
+struct Heads {
+    heads: Vec<Head>,
+    /// Bit `m`: `heads[m]` is computed in this replication.
+    known: Vec<u64>,
+}
+
+/// Members whose heads are computed together.
+const AHEAD: usize = 8;
 
 /// The world's members and pools as every replication starts them, made once from the fleet.
 pub struct WorldStart<'a> {
@@ -365,6 +382,7 @@ pub struct WorldBuffers {
     free_flights: Vec<u32>,
     window_facts: [Vec<Option<WindowFact>>; 2],
     run_facts: Vec<Vec<RunMemberFacts>>,
+    heads: Vec<Heads>,
     window_notes: BTreeMap<(usize, Option<Time>), Note>,
 }
 
@@ -417,7 +435,8 @@ impl<'a> World<'a> {
         tree: SeedTree,
         buffers: WorldBuffers,
     ) -> World<'a> {
-        let WorldBuffers { members, pools, flights, mut free_flights, window_facts, run_facts, window_notes } = buffers;
+        let WorldBuffers { members, pools, flights, mut free_flights, window_facts, run_facts, heads, window_notes } =
+            buffers;
         free_flights.clear();
         World {
             fleet,
@@ -434,13 +453,14 @@ impl<'a> World<'a> {
             free_flights,
             window_facts,
             run_facts,
+            heads,
             window_notes,
         }
     }
 
     /// This replication's lists, emptied, for the next replication ([`World::from_start`]).
     pub fn into_buffers(self) -> WorldBuffers {
-        let World { members, pools, flights, free_flights, window_facts, run_facts, window_notes, .. } = self;
+        let World { members, pools, flights, free_flights, window_facts, run_facts, heads, window_notes, .. } = self;
         WorldBuffers {
             members,
             pools: emptied!(pools),
@@ -448,6 +468,7 @@ impl<'a> World<'a> {
             free_flights,
             window_facts,
             run_facts,
+            heads,
             window_notes,
         }
     }
@@ -481,6 +502,10 @@ impl<'a> World<'a> {
         match self.run_facts.get_mut(run) {
             Some(facts) => facts.clear(),
             None => self.run_facts.push(Vec::new()),
+        }
+        match self.heads.get_mut(run) {
+            Some(heads) => heads.known.fill(0),
+            None => self.heads.push(Heads::default()),
         }
         run as RunId
     }
@@ -782,13 +807,38 @@ impl<'a> World<'a> {
     /// it (common random numbers: the n-th attempt draws the same whatever happened before).
     pub fn start_upgrade(&mut self, run: RunId, member: MemberId, attempt: u32, now: Time) -> Started {
         let keys = [self.members[member.index()].name_key, self.runs[run as usize].name_key, u64::from(attempt)];
-        let drawn = self.draw_attempt(run, member, now, keys);
+        let head = (attempt == 1).then(|| self.first_head(run, member));
+        let drawn = self.draw_attempt(run, member, now, keys, head.as_ref());
         self.begin(run, member, now, drawn)
+    }
+
+    /// The head of `member`'s first-attempt duration stream in `run`, with those of the next
+    /// members in fleet order ([`Heads`]).
+    fn first_head(&mut self, run: RunId, member: MemberId) -> Head {
+        let heads = &mut self.heads[run as usize];
+        let members = self.members.len();
+        if heads.known.is_empty() {
+            heads.heads.resize(members, [0; HEAD_WORDS]);
+            heads.known.resize(members.div_ceil(64), 0);
+        }
+        let m = member.index();
+        if heads.known[m / 64] >> (m % 64) & 1 == 0 {
+            let run_key = self.runs[run as usize].name_key;
+            let end = (m + AHEAD).min(members);
+            let positions: Vec<Position> =
+                (m..end).map(|i| StreamKey::position([self.members[i].name_key, run_key, 1])).collect();
+            self.duration_key.heads(&positions, &mut heads.heads[m..end]);
+            for i in m..end {
+                heads.known[i / 64] |= 1 << (i % 64);
+            }
+        }
+        heads.heads[m]
     }
 
     /// How an attempt of `member` in `run` that starts at `now` goes, from the streams of `keys`;
     /// nothing is changed until [`begin`](Self::begin).
-    fn draw_attempt(&self, run: RunId, member: MemberId, now: Time, keys: [u64; 3]) -> Drawn<'a> {
+    /// `head`: the first words of the duration stream, when computed ahead.
+    fn draw_attempt(&self, run: RunId, member: MemberId, now: Time, keys: [u64; 3], head: Option<&Head>) -> Drawn<'a> {
         let m = &self.fleet[member.index()];
         let context = &self.runs[run as usize];
         let current = self.members[member.index()].kubernetes_version;
@@ -870,7 +920,10 @@ impl<'a> World<'a> {
         // One stream per attempt gives the failure decision, then the durations; details of a
         // failure (which code, when) come from a second stream made only when needed: a stream
         // costs a block of keystream, and most attempts need one number of it.
-        let mut duration_rng = self.duration_key.stream(keys);
+        let mut duration_rng = match head {
+            Some(head) => self.duration_key.stream_from(StreamKey::position(keys), head),
+            None => self.duration_key.stream(keys),
+        };
         let failure_draw: f64 = duration_rng.random();
         // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
         let model = self.models.duration_for(member);

@@ -41,7 +41,7 @@ impl<'a> World<'a> {
         let key = |k: u64| [self.fleet[member.index()].name_key, self.runs[run as usize].name_key ^ RESUMED, k];
         let mut longest = None;
         for k in 0..CONDITIONED_DRAWS {
-            let drawn = self.draw_attempt(run, member, started, key(k));
+            let drawn = self.draw_attempt(run, member, started, key(k), None);
             if drawn.attempt.duration >= elapsed {
                 let started = self.begin(run, member, started, drawn);
                 return Resumed { started, overdue: false };
