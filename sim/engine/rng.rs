@@ -168,6 +168,9 @@ mod x86 {
     /// the lanes (word `w` of block `l` is `x[w][l]`), so that each step of the rounds is one
     /// eight-lane instruction.
     #[target_feature(enable = "avx2")]
+    // Lane loops index several words of the state: the form the compiler turns into one
+    // instruction per step.
+    #[allow(clippy::needless_range_loop)]
     pub(super) fn chacha8_lanes(
         key: &[u32; 8],
         counters: &[u64; LANES],
