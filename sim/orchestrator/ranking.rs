@@ -19,7 +19,9 @@ use std::collections::BinaryHeap;
 use crate::engine::Time;
 
 use super::facts::{Facts, RunId, WindowClass};
-use super::run::MemberRt;
+use std::collections::BTreeMap;
+
+use super::run::{MemberRt, Waiting};
 use super::state::UpdateState;
 
 fn class_index(class: WindowClass) -> usize {
@@ -172,7 +174,15 @@ impl Ranking {
 
     /// Brings the ranking up to `now`: ranks new `NotStarted` members and re-ranks those whose
     /// class may have changed; at a poll, ranks the `Pending` members that came due.
-    fn refresh<F: Facts + ?Sized>(&mut self, run: RunId, members: &[MemberRt], now: Time, poll: bool, facts: &mut F) {
+    fn refresh<F: Facts + ?Sized>(
+        &mut self,
+        run: RunId,
+        members: &[MemberRt],
+        pending: &BTreeMap<u32, Waiting>,
+        now: Time,
+        poll: bool,
+        facts: &mut F,
+    ) {
         while let Some(index) = self.unranked.pop() {
             if self.ranked[index as usize].is_none() && members[index as usize].state == UpdateState::NotStarted {
                 self.rank(Set::NotStarted, run, members, index, now, facts);
@@ -185,10 +195,14 @@ impl Ranking {
             {
                 self.waiting.pop();
                 let m = &members[index as usize];
-                if self.ranked[index as usize].is_some() || m.state != UpdateState::Pending || m.recheck_at != Some(t) {
+                let waiting = pending.get(&index);
+                if self.ranked[index as usize].is_some()
+                    || m.state != UpdateState::Pending
+                    || waiting.and_then(|w| w.recheck_at) != Some(t)
+                {
                     continue;
                 }
-                if m.last_examined == Some(now) {
+                if waiting.and_then(|w| w.last_examined) == Some(now) {
                     // Examined at this very instant: due from the next poll on.
                     later.push(Reverse((t, index)));
                 } else {
@@ -223,11 +237,12 @@ impl Ranking {
         &mut self,
         run: RunId,
         members: &[MemberRt],
+        pending: &BTreeMap<u32, Waiting>,
         now: Time,
         poll: bool,
         facts: &mut F,
     ) -> Option<u32> {
-        self.refresh(run, members, now, poll, facts);
+        self.refresh(run, members, pending, now, poll, facts);
         let first = |bits: &mut [Bits; 4]| (0..4).find_map(|c| bits[c].first().map(|i| (c, i)));
         let not_started = first(&mut self.not_started);
         // Due members leave the set when examined, so every one left is eligible.
@@ -334,13 +349,18 @@ mod tests {
     }
 
     /// The definition: the smallest (class at `now`, index) among eligible members.
-    fn reference(windows: &Windows, members: &[MemberRt], now: Time, poll: bool) -> Option<u32> {
+    fn reference(
+        windows: &Windows,
+        members: &[MemberRt],
+        waiting: &BTreeMap<u32, Waiting>,
+        now: Time,
+        poll: bool,
+    ) -> Option<u32> {
+        let due = |i: usize| waiting.get(&(i as u32)).is_some_and(|w| w.due_at_poll(now));
         members
             .iter()
             .enumerate()
-            .filter(|(_, m)| {
-                m.state == UpdateState::NotStarted || (poll && m.state == UpdateState::Pending && m.due_at_poll(now))
-            })
+            .filter(|(i, m)| m.state == UpdateState::NotStarted || (poll && m.state == UpdateState::Pending && due(*i)))
             .map(|(i, _)| (windows.class(i, now.0), i as u32))
             .min()
             .map(|(_, i)| i)
@@ -355,14 +375,15 @@ mod tests {
         ) {
             let n = periods.len();
             let mut windows = Windows { period: periods, honest };
-            let mut members: Vec<MemberRt> = (0..n).map(|i| MemberRt::for_test(MemberId(i as u32))).collect();
+            let mut members: Vec<MemberRt> = (0..n).map(|i| MemberRt::new(MemberId(i as u32))).collect();
+            let mut waiting: BTreeMap<u32, Waiting> = BTreeMap::new();
             let mut ranking = Ranking::new(n);
             let mut now = 0i64;
             for (dt, poll, action, pick) in steps {
                 now += dt;
                 let t = Time(now);
-                let expected = reference(&windows, &members, t, poll);
-                let got = ranking.next(0, &members, t, poll, &mut windows);
+                let expected = reference(&windows, &members, &waiting, t, poll);
+                let got = ranking.next(0, &members, &waiting, t, poll, &mut windows);
                 prop_assert_eq!(got, expected);
                 // The scheduler examines the candidate it was handed at once: it starts, is
                 // skipped or waits. Sometimes another member also changes (a user skip, a retry).
@@ -370,12 +391,14 @@ mod tests {
                     let i = i as usize;
                     let new = [UpdateState::Pending, UpdateState::Pending, UpdateState::Running, UpdateState::Skipped]
                         [usize::from(action % 4)];
-                    members[i].last_examined = Some(t);
-                    members[i].recheck_at = Some(Time(now + i64::from(pick % 5)));
+                    let recheck_at = Some(Time(now + i64::from(pick % 5)));
                     ranking.on_state_change(i as u32, members[i].state, new);
                     members[i].state = new;
                     if new == UpdateState::Pending {
-                        ranking.on_pending(i as u32, members[i].recheck_at);
+                        waiting.insert(i as u32, Waiting { since: t, recheck_at, last_examined: Some(t) });
+                        ranking.on_pending(i as u32, recheck_at);
+                    } else {
+                        waiting.remove(&(i as u32));
                     }
                 }
                 if action >= 4 {
@@ -387,6 +410,7 @@ mod tests {
                     };
                     ranking.on_state_change(j as u32, old, new);
                     members[j].state = new;
+                    waiting.remove(&(j as u32));
                 }
             }
         }

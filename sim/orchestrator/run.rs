@@ -5,7 +5,7 @@
 //! (`Running` vs `Pending`, `Stopping`, `Failed`, …) are derived from a few stored facts by
 //! [`UpdateRun::settle`], so they cannot drift from the rules that define them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rustc_hash::FxHashMap;
 
@@ -203,23 +203,47 @@ pub struct WaitRt {
     mark: u64,
 }
 
-/// A member of the run (`MemberUpdateStatus`).
+/// A member of the run (`MemberUpdateStatus`): one cache line, since every start and completion
+/// reads and writes it (what only a `Pending` member has waits in its group's [`Waiting`] list).
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 pub struct MemberRt {
     pub id: MemberId,
     pub state: UpdateState,
-    /// Start and end of the latest attempt (SEMANTICS §11 "Status times").
-    pub start_time: Option<Time>,
-    pub end_time: Option<Time>,
-    pub note: Note,
     pub pending_kind: Option<PendingKind>,
-    pub attempts: u32,
     /// `Skipped` because it was already at the target (SEMANTICS §5.5 b), not by a user or a rule.
     pub at_target: bool,
-    pending_since: Time,
+    pub attempts: u32,
+    /// The journal epoch of its last journaled change (its low bits; a member is not left
+    /// unchanged for 2^32 instants of its run and then changed).
+    mark: u32,
+    /// Start and end of the latest attempt (SEMANTICS §11 "Status times"); [`NO_TIME`]: none.
+    start: Time,
+    end: Time,
+    pub note: Note,
+}
+
+/// A member time not set.
+pub(super) const NO_TIME: Time = Time(i64::MIN);
+
+/// What a `Pending` member waits with (SEMANTICS §11 "Polls"), in its group's list by member index.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Waiting {
+    /// When its current `Pending` spell began.
+    pub(super) since: Time,
+    /// The earliest instant its answer could change (`None`: never by itself).
     pub(super) recheck_at: Option<Time>,
+    /// The instant it was last examined, if by the scheduler.
     pub(super) last_examined: Option<Time>,
-    mark: u64,
+}
+
+impl Waiting {
+    /// Examined again at a poll once its answer may have changed: its `recheck_at` has come
+    /// (`Verdict::Pending`: "polls before it can be skipped without changing any outcome"), and
+    /// only once per poll instant.
+    pub(super) fn due_at_poll(&self, now: Time) -> bool {
+        self.last_examined != Some(now) && self.recheck_at.is_some_and(|t| t <= now)
+    }
 }
 
 #[derive(Debug)]
@@ -246,8 +270,8 @@ pub struct GroupRt {
     has_windows: bool,
     /// First index that may still be `NotStarted` (members only leave that state, except on a retry).
     cursor: usize,
-    /// Indices of `Pending` members, in name order.
-    pending: BTreeSet<u32>,
+    /// `Pending` members by index (name order), with what they wait with.
+    pending: BTreeMap<u32, Waiting>,
     /// Poll scan position for the current instant: (instant, next index).
     pending_scan: Option<(Time, u32)>,
     /// Groups with windows: candidates ranked by (window class, name).
@@ -681,12 +705,14 @@ impl UpdateRun {
             return Some(BlockedOn::Gate { gate: r, since: gate.start_time.unwrap_or_default(), until });
         }
         let mut by_kind: BTreeMap<PendingKind, (u32, Time, Option<Time>)> = BTreeMap::new();
-        for member in stage.groups.iter().flat_map(|g| g.members.iter()) {
-            if let (UpdateState::Pending, Some(kind)) = (member.state, member.pending_kind) {
-                let entry = by_kind.entry(kind).or_insert((0, member.pending_since, None));
+        for group in &stage.groups {
+            for (&i, waiting) in &group.pending {
+                let member = &group.members[i as usize];
+                let (UpdateState::Pending, Some(kind)) = (member.state, member.pending_kind) else { continue };
+                let entry = by_kind.entry(kind).or_insert((0, waiting.since, None));
                 entry.0 += 1;
-                entry.1 = entry.1.min(member.pending_since);
-                entry.2 = match (entry.2, member.recheck_at) {
+                entry.1 = entry.1.min(waiting.since);
+                entry.2 = match (entry.2, waiting.recheck_at) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
@@ -929,7 +955,7 @@ impl UpdateRun {
             Outcome::Failed(note) => (UpdateState::Failed, note),
         };
         self.set_member_state(slot, state, note);
-        self.stages[s].groups[g].members[slot.index as usize].end_time = Some(now);
+        self.stages[s].groups[g].members[slot.index as usize].end = now;
         // A slot freed under a full stage limit is for the groups with room of their own: one at its
         // own limit could not take it, and neither could one that is not active or has tripped.
         let stage = &self.stages[s];
@@ -1076,8 +1102,8 @@ impl UpdateRun {
         let mut min: Option<Time> = None;
         if let Some(stage) = self.stages.get(self.current) {
             for group in &stage.groups {
-                for &i in &group.pending {
-                    if let Some(t) = group.members[i as usize].recheck_at {
+                for waiting in group.pending.values() {
+                    if let Some(t) = waiting.recheck_at {
                         min = Some(min.map_or(t, |m| m.min(t)));
                     }
                 }
@@ -1386,7 +1412,6 @@ impl UpdateRun {
         while let Some(i) = self.next_candidate(s, g, now, poll, facts) {
             let slot = Slot { stage: s as u16, group: g as u16, index: i };
             let member_id = self.member(slot).id;
-            self.stages[s].groups[g].members[i as usize].last_examined = Some(now);
             match examine(facts, self.id, member_id, now) {
                 Verdict::Skip(note) => {
                     self.mark_member_skipped(slot, note, now);
@@ -1398,7 +1423,7 @@ impl UpdateRun {
                     *skipped_any = true;
                 }
                 Verdict::Pending { kind, note, recheck_at } => {
-                    self.mark_member_pending(slot, kind, note, recheck_at, now)
+                    self.mark_member_pending(slot, kind, note, recheck_at, now, true)
                 }
                 Verdict::Start => {
                     self.mark_member_running(slot, now);
@@ -1443,8 +1468,8 @@ impl UpdateRun {
         self.set_member_state(slot, UpdateState::Running, Note::default());
         let (s, g) = (slot.stage as usize, slot.group as usize);
         let member = &mut self.stages[s].groups[g].members[slot.index as usize];
-        member.start_time = Some(now);
-        member.end_time = None;
+        member.start = now;
+        member.end = NO_TIME;
         member.attempts += 1;
         let group = &mut self.stages[s].groups[g];
         group.running += 1;
@@ -1467,23 +1492,37 @@ impl UpdateRun {
         self.stages[slot.stage as usize].groups[slot.group as usize].terminal += 1;
     }
 
-    fn mark_member_pending(&mut self, slot: Slot, kind: PendingKind, note: Note, recheck_at: Option<Time>, now: Time) {
+    /// `examined`: the scheduler examined it at `now` (so a poll at `now` does not examine it again).
+    fn mark_member_pending(
+        &mut self,
+        slot: Slot,
+        kind: PendingKind,
+        note: Note,
+        recheck_at: Option<Time>,
+        now: Time,
+        examined: bool,
+    ) {
         let (s, g) = (slot.stage as usize, slot.group as usize);
         let previous = self.member(slot).pending_kind;
         if previous.is_some() && previous != Some(kind) {
             self.leave_pending(slot, now);
         }
         self.set_member_state(slot, UpdateState::Pending, note);
-        let member = &mut self.stages[s].groups[g].members[slot.index as usize];
-        if member.pending_kind != Some(kind) {
-            member.pending_kind = Some(kind);
-            member.pending_since = now;
-        }
-        member.recheck_at = recheck_at;
-        let id = member.id;
-        self.pending_by_member.insert(id, slot);
         let group = &mut self.stages[s].groups[g];
-        group.pending.insert(slot.index);
+        let member = &mut group.members[slot.index as usize];
+        let id = member.id;
+        let fresh = member.pending_kind != Some(kind);
+        member.pending_kind = Some(kind);
+        let waiting =
+            group.pending.entry(slot.index).or_insert(Waiting { since: now, recheck_at, last_examined: None });
+        if fresh {
+            waiting.since = now;
+        }
+        waiting.recheck_at = recheck_at;
+        if examined {
+            waiting.last_examined = Some(now);
+        }
+        self.pending_by_member.insert(id, slot);
         if group.has_windows {
             group.ranking.on_pending(slot.index, recheck_at);
         }
@@ -1495,17 +1534,17 @@ impl UpdateRun {
     /// Ends a `Pending` spell: its time goes to the statistics of its reason.
     fn leave_pending(&mut self, slot: Slot, now: Time) {
         let (s, g) = (slot.stage as usize, slot.group as usize);
-        let member = &mut self.stages[s].groups[g].members[slot.index as usize];
+        let group = &mut self.stages[s].groups[g];
+        let member = &mut group.members[slot.index as usize];
         if let Some(kind) = member.pending_kind.take() {
-            let seconds = (now - member.pending_since).as_seconds();
+            let id = member.id;
+            let waiting = group.pending.remove(&slot.index).expect("a Pending member waits in its group");
+            let seconds = (now - waiting.since).as_seconds();
             match kind {
                 PendingKind::Availability => self.stats.pending_availability_seconds += seconds,
                 PendingKind::Window => self.stats.pending_window_seconds += seconds,
             }
-            member.recheck_at = None;
-            let id = member.id;
             self.pending_by_member.remove(&id);
-            self.stages[s].groups[g].pending.remove(&slot.index);
         }
     }
 
@@ -1515,11 +1554,12 @@ impl UpdateRun {
     pub fn member_changed(&mut self, member: MemberId, now: Time) -> bool {
         let Some(&slot) = self.pending_by_member.get(&member) else { return false };
         let (s, g) = (slot.stage as usize, slot.group as usize);
-        let m = &mut self.stages[s].groups[g].members[slot.index as usize];
-        if m.recheck_at.is_some_and(|t| t <= now) {
+        let waiting =
+            self.stages[s].groups[g].pending.get_mut(&slot.index).expect("a Pending member waits in its group");
+        if waiting.recheck_at.is_some_and(|t| t <= now) {
             return false;
         }
-        m.recheck_at = Some(now);
+        waiting.recheck_at = Some(now);
         self.touch_all();
         let group = &mut self.stages[s].groups[g];
         if group.has_windows {
@@ -1534,8 +1574,8 @@ impl UpdateRun {
         let record = self.record;
         let group = &mut self.stages[slot.stage as usize].groups[slot.group as usize];
         let member = &mut group.members[slot.index as usize];
-        if member.state != state && record && member.mark != epoch {
-            member.mark = epoch;
+        if member.state != state && record && member.mark != epoch as u32 {
+            member.mark = epoch as u32;
             self.journal.push((Entity::Member(slot), member.state));
         }
         if group.has_windows {
@@ -1832,9 +1872,9 @@ impl UpdateRun {
         let member_end = self.ended_at.map_or(end, |t| t.min(end));
         for stage in &self.stages {
             for group in &stage.groups {
-                for member in &group.members {
-                    if let Some(kind) = member.pending_kind {
-                        let seconds = (member_end - member.pending_since).as_seconds().max(0);
+                for (&i, waiting) in &group.pending {
+                    if let Some(kind) = group.members[i as usize].pending_kind {
+                        let seconds = (member_end - waiting.since).as_seconds().max(0);
                         match kind {
                             PendingKind::Availability => self.stats.pending_availability_seconds += seconds,
                             PendingKind::Window => self.stats.pending_window_seconds += seconds,
@@ -1870,36 +1910,38 @@ fn stopping_or_stopped(running: u32) -> UpdateState {
 }
 
 impl MemberRt {
-    /// When the member's current `Pending` spell began (`None` unless it is `Pending`): the
-    /// `startTime` the service shows for a `Pending` member.
-    pub fn pending_since(&self) -> Option<Time> {
-        self.pending_kind.filter(|_| self.state == UpdateState::Pending).map(|_| self.pending_since)
+    /// Start and end of the latest attempt (SEMANTICS §11 "Status times").
+    pub fn start_time(&self) -> Option<Time> {
+        (self.start != NO_TIME).then_some(self.start)
     }
 
-    /// A fresh `NotStarted` member (for the ranking's tests).
-    #[cfg(test)]
-    pub(super) fn for_test(id: MemberId) -> MemberRt {
+    pub fn end_time(&self) -> Option<Time> {
+        (self.end != NO_TIME).then_some(self.end)
+    }
+
+    /// A fresh `NotStarted` member.
+    pub(super) fn new(id: MemberId) -> MemberRt {
         MemberRt {
             id,
             state: UpdateState::NotStarted,
-            start_time: None,
-            end_time: None,
-            note: Note::default(),
             pending_kind: None,
-            attempts: 0,
             at_target: false,
-            pending_since: Time(0),
-            recheck_at: None,
-            last_examined: None,
+            attempts: 0,
             mark: 0,
+            start: NO_TIME,
+            end: NO_TIME,
+            note: Note::default(),
         }
     }
+}
 
-    /// A `Pending` member is examined again at a poll once its answer may have changed: its
-    /// `recheck_at` has come (`Verdict::Pending`: "polls before it can be skipped without changing
-    /// any outcome"), and only once per poll instant.
-    pub(super) fn due_at_poll(&self, now: Time) -> bool {
-        self.last_examined != Some(now) && self.recheck_at.is_some_and(|t| t <= now)
+impl GroupRt {
+    /// When member `index`'s current `Pending` spell began (`None` unless it is `Pending`): the
+    /// `startTime` the service shows for a `Pending` member.
+    pub fn pending_since(&self, index: usize) -> Option<Time> {
+        let member = &self.members[index];
+        let waiting = self.pending.get(&(index as u32))?;
+        member.pending_kind.filter(|_| member.state == UpdateState::Pending).map(|_| waiting.since)
     }
 }
 
@@ -1909,7 +1951,7 @@ fn next_pending_at_poll(group: &mut GroupRt, now: Time) -> Option<u32> {
         Some((t, next)) if t == now => next,
         _ => 0,
     };
-    let found = group.pending.range(from..).copied().find(|&i| group.members[i as usize].due_at_poll(now));
+    let found = group.pending.range(from..).find(|(_, w)| w.due_at_poll(now)).map(|(&i, _)| i);
     group.pending_scan = Some((now, found.map_or(u32::MAX, |i| i + 1)));
     found
 }
@@ -1923,7 +1965,7 @@ fn next_by_window_class<F: Facts + ?Sized>(
     poll: bool,
     facts: &mut F,
 ) -> Option<u32> {
-    group.ranking.next(run, &group.members, now, poll, facts)
+    group.ranking.next(run, &group.members, &group.pending, now, poll, facts)
 }
 
 fn gate_rt(run_key: u64, r: GateRef, config: GateConfig) -> GateRt {
@@ -2007,24 +2049,7 @@ type GateBuilder<'a> = dyn Fn(&[GateConfig], Option<u16>, Timing) -> Vec<GateRt>
 fn build_group(run: RunId, g: u16, plan: &GroupPlan, facts: &mut dyn Facts, gates: &GateBuilder) -> GroupRt {
     let has_windows = plan.members.iter().any(|&m| facts.has_window(run, m));
     let member_count = plan.members.len();
-    let members = plan
-        .members
-        .iter()
-        .map(|&id| MemberRt {
-            id,
-            state: UpdateState::NotStarted,
-            start_time: None,
-            end_time: None,
-            note: Note::default(),
-            pending_kind: None,
-            attempts: 0,
-            at_target: false,
-            pending_since: Time(0),
-            recheck_at: None,
-            last_examined: None,
-            mark: 0,
-        })
-        .collect();
+    let members = plan.members.iter().map(|&id| MemberRt::new(id)).collect();
     GroupRt {
         name: plan.name.clone(),
         max_concurrency: plan.max_concurrency,
@@ -2046,7 +2071,7 @@ fn build_group(run: RunId, g: u16, plan: &GroupPlan, facts: &mut dyn Facts, gate
         terminal: 0,
         has_windows,
         cursor: 0,
-        pending: BTreeSet::new(),
+        pending: BTreeMap::new(),
         pending_scan: None,
         ranking: if has_windows { Ranking::new(member_count) } else { Ranking::default() },
         mark: 0,

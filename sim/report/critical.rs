@@ -421,8 +421,8 @@ fn held(scenario: &Scenario, run: &UpdateRun, slots: &[Slot]) -> Held {
     for &slot in slots {
         let member = run.member(slot);
         *regions.entry(scenario.fleet[member.id.index()].region.as_str()).or_insert(0) += 1;
-        if member.start_time > last_start {
-            last_start = member.start_time;
+        if member.start_time() > last_start {
+            last_start = member.start_time();
         }
     }
     let mut regions: Vec<RegionCount> =
@@ -449,7 +449,7 @@ fn stage_path(
     let mut finished: Vec<(Time, Slot)> = Vec::new();
     for (g, group) in stage.groups.iter().enumerate() {
         for (i, m) in group.members.iter().enumerate() {
-            if let (Some(end), Some(_)) = (m.end_time, m.start_time) {
+            if let (Some(end), Some(_)) = (m.end_time(), m.start_time()) {
                 finished.push((end, Slot { stage: s as u16, group: g as u16, index: i as u32 }));
             }
         }
@@ -460,7 +460,7 @@ fn stage_path(
         .take(LAST_SHOWN)
         .map(|&(end, slot)| {
             let m = run.member(slot);
-            let start = m.start_time.unwrap_or(reached);
+            let start = m.start_time().unwrap_or(reached);
             let started_after = (start - reached).as_seconds().max(0);
             let (pending, reason) = match waited.get(&slot) {
                 Some(&(secs, kind, _)) if secs > 0 => (secs, kind_name(kind)),

@@ -67,7 +67,7 @@ pub fn hours_to_upgraded(run: &UpdateRun, percent: usize) -> Option<f64> {
     for member in members {
         total += 1;
         match member.state {
-            UpdateState::Completed => at_target.extend(member.end_time.map(|t| (t - start).as_seconds().max(0))),
+            UpdateState::Completed => at_target.extend(member.end_time().map(|t| (t - start).as_seconds().max(0))),
             UpdateState::Skipped if member.at_target => at_target.push(0),
             _ => {}
         }

@@ -107,12 +107,14 @@ pub struct UpdateGroupStatus<'a> {
 pub struct MemberStatuses<'a> {
     fleet: &'a [Member],
     run: &'a UpdateRun,
-    members: &'a [MemberRt],
+    group: &'a GroupRt,
 }
 
 impl Serialize for MemberStatuses<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.members.iter().map(|m| member_status(self.fleet, self.run, m)))
+        let members = self.group.members.iter().enumerate();
+        serializer
+            .collect_seq(members.map(|(i, m)| member_status(self.fleet, self.run, m, self.group.pending_since(i))))
     }
 }
 
@@ -396,7 +398,7 @@ fn group_status<'a>(ctx: &ReportContext<'a>, run: &'a UpdateRun, group: &'a Grou
         failure_count: group.failure_count,
         max_allowed_failures: group.max_allowed_failures,
         max_concurrency: group.max_concurrency,
-        members: MemberStatuses { fleet: &ctx.scenario.fleet, run, members: &group.members },
+        members: MemberStatuses { fleet: &ctx.scenario.fleet, run, group },
         before_gates: group.before_gates.iter().map(|g| gate_status(ctx, g)).collect(),
         after_gates: group.after_gates.iter().map(|g| gate_status(ctx, g)).collect(),
     }
@@ -406,10 +408,10 @@ fn group_status<'a>(ctx: &ReportContext<'a>, run: &'a UpdateRun, group: &'a Grou
 /// spell began; one held by a failed validation (its release not yet in its region) has the error
 /// and the service's message around it, as the update-run monitoring docs' sample shows
 /// (`"set member: NAME to Pending due to failed validation err: …"`).
-fn member_status(fleet: &[Member], run: &UpdateRun, member: &MemberRt) -> MemberUpdateStatus {
+/// `pending`: when its current `Pending` spell began, if it is `Pending`.
+fn member_status(fleet: &[Member], run: &UpdateRun, member: &MemberRt, pending: Option<Time>) -> MemberUpdateStatus {
     let m = &fleet[member.id.index()];
-    let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
-    let pending = member.pending_since();
+    let end = if member.state.is_finished() { member.end_time().or(member.start_time()) } else { None };
     let error = error_of(&member.note);
     let message = match (&error, pending) {
         (Some(error), Some(_)) => {
@@ -421,7 +423,7 @@ fn member_status(fleet: &[Member], run: &UpdateRun, member: &MemberRt) -> Member
         name: m.name.clone(),
         cluster_resource_id: cluster_resource_id(m),
         operation_id: (member.attempts > 0).then(|| operation_id(&run.name, &m.name, member.attempts)),
-        status: status(member.state, pending.or(member.start_time), end, error),
+        status: status(member.state, pending.or(member.start_time()), end, error),
         message,
     }
 }

@@ -104,7 +104,7 @@ pub fn each_member_row<'a, E>(
                     let m = &scenario.fleet[member.id.index()];
                     let slot = crate::orchestrator::Slot { stage: s as u16, group: g as u16, index: i as u32 };
                     let record = result.records.get(&(r as u32, slot));
-                    let end = if member.state.is_finished() { member.end_time.or(member.start_time) } else { None };
+                    let end = if member.state.is_finished() { member.end_time().or(member.start_time()) } else { None };
                     f(MemberRow {
                         run: &run.name,
                         stage: &stage.name,
@@ -112,7 +112,7 @@ pub fn each_member_row<'a, E>(
                         member: &m.name,
                         region: &m.region,
                         state: member.state.api_name(),
-                        start: member.start_time,
+                        start: member.start_time(),
                         end,
                         from_version: record.map_or(m.kubernetes_version, |rec| rec.from_version),
                         to_version: record.map(|rec| rec.to_version),

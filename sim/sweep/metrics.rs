@@ -206,7 +206,7 @@ impl DoneTimes {
                 UpdateState::Skipped => {}
                 UpdateState::Completed => {
                     total += 1;
-                    ends.extend(member.end_time.map(|t| t.0));
+                    ends.extend(member.end_time().map(|t| t.0));
                 }
                 _ => total += 1,
             }

@@ -59,7 +59,7 @@ fn stable_follows_n_minus_one_and_moves_when_a_new_minor_ships() {
     assert_eq!(stable.start_time.unwrap().to_rfc3339(), "2026-03-04T00:00:00Z");
     // The Australian member waits for the release to reach its region, noticed at a poll.
     let m02 = &stable.stages[0].groups[0].members.iter().find(|m| s.fleet[m.id.index()].name == "m02").unwrap();
-    assert_eq!(m02.start_time.unwrap().to_rfc3339(), "2026-03-06T00:00:00Z");
+    assert_eq!(m02.start_time().unwrap().to_rfc3339(), "2026-03-06T00:00:00Z");
     assert_eq!(
         r.profiles[0].targets.iter().map(|(_, v)| v.to_string()).collect::<Vec<_>>(),
         ["1.32.5", "1.32.6", "1.33.2"]

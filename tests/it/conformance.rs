@@ -194,7 +194,7 @@ fn a_window_open_since_the_evening_before_is_open_at_the_start() {
     let bounded = scenario.replace(r#""startTime": "22:00","#, r#""startTime": "22:00", "startDate": "2026-03-02","#);
     let (s, r) = run(&bounded);
     let run = run_named(&r, "run1");
-    let start = run.stages[0].groups[0].members[0].start_time.expect("started");
+    let start = run.stages[0].groups[0].members[0].start_time().expect("started");
     assert_eq!((start - s.start).as_seconds(), 20 * 3600);
 }
 

@@ -66,7 +66,9 @@ fn adding_a_member_does_not_change_other_members_draws() {
         r.runs[0].stages[0].groups[0]
             .members
             .iter()
-            .map(|m| (s.fleet[m.id.index()].name.clone(), (m.end_time.unwrap() - m.start_time.unwrap()).as_seconds()))
+            .map(|m| {
+                (s.fleet[m.id.index()].name.clone(), (m.end_time().unwrap() - m.start_time().unwrap()).as_seconds())
+            })
             .collect::<std::collections::BTreeMap<_, _>>()
     };
     let (small, large) = (durations(&small), durations(&large));

@@ -71,7 +71,7 @@ fn example_a_two_thousand_members_in_twenty_regions_start_only_inside_their_wind
     let mut started = 0;
     for member in all_members(run) {
         let m = &s.fleet[member.id.index()];
-        if let (Some(start), Some(window)) = (member.start_time, &m.auto_upgrade_window) {
+        if let (Some(start), Some(window)) = (member.start_time(), &m.auto_upgrade_window) {
             assert!(window.is_open(start), "{} started at {start} outside its window", m.name);
             started += 1;
         }
@@ -123,7 +123,7 @@ fn example_b_a_canary_stage_keeps_the_blast_radius_of_a_bad_release_small() {
         // Every recipient started an upgrade to the bad version; the count reaches summary.json.
         for id in &r.bad_release_members[0] {
             let member = all_members(&r.runs[0]).find(|m| m.id == *id).unwrap();
-            assert!(member.start_time.is_some());
+            assert!(member.start_time().is_some());
         }
         let summary = fleetsim::report::summary::summary(&fleetsim::report::ReportContext::new(s, r));
         assert_eq!(summary.runs[0].blast_radius, radius(r));
@@ -146,7 +146,7 @@ fn example_c_members_wait_for_the_release_in_late_regions_then_start_at_the_next
         let m = &s.fleet[member.id.index()];
         let arrives = s.releases.kubernetes_available_at(target, &m.region).unwrap();
         let rows = member_rows(&s, &r, &m.name);
-        let start = member.start_time.unwrap();
+        let start = member.start_time().unwrap();
         assert!(start >= arrives, "{} started at {start} before 1.34.2 reached {}", m.name, m.region);
         if arrives > run_start {
             let pending = &rows[0];
@@ -367,7 +367,7 @@ fn security_patch_runs_leave_windows_pools_alone() {
 /// (start, end) of each member of run 0, by name.
 fn spans(s: &Scenario, r: &SimResult) -> BTreeMap<String, (Time, Time)> {
     all_members(&r.runs[0])
-        .filter_map(|m| Some((s.fleet[m.id.index()].name.clone(), (m.start_time?, m.end_time?))))
+        .filter_map(|m| Some((s.fleet[m.id.index()].name.clone(), (m.start_time()?, m.end_time()?))))
         .collect()
 }
 
@@ -467,7 +467,7 @@ fn each_error_code_fails_at_its_point_of_the_upgrade() {
         for member in all_members(&r.runs[0]) {
             assert_eq!(member.state, Failed);
             assert_eq!(member.note.code.as_deref(), Some(code));
-            let seconds = (member.end_time.unwrap() - member.start_time.unwrap()).as_seconds();
+            let seconds = (member.end_time().unwrap() - member.start_time().unwrap()).as_seconds();
             assert!(ok(seconds), "{code} at {seconds} s for {}", s.fleet[member.id.index()].name);
         }
     };
@@ -789,8 +789,8 @@ fn a_dumped_fleet_pasted_back_as_members_simulates_the_same() {
                     "{} {} {:?} {:?} {}",
                     s.fleet[m.id.index()].name,
                     m.state,
-                    m.start_time,
-                    m.end_time,
+                    m.start_time(),
+                    m.end_time(),
                     m.note.text()
                 )
             })

@@ -29,7 +29,7 @@ use super::super::facts::{Facts, Note, PendingKind, RunId};
 use super::super::plan::RunPlan;
 use super::super::state::UpdateState;
 use super::super::strategy::{GateKind, Timing};
-use super::{Command, FailureScope, GateRef, Phase, RunSettings, Slot, Timer, UpdateRun};
+use super::{Command, FailureScope, GateRef, NO_TIME, Phase, RunSettings, Slot, Timer, UpdateRun};
 
 /// A gate's status (`UpdateRunGateStatus`).
 #[derive(Clone, Debug, PartialEq)]
@@ -302,7 +302,7 @@ impl UpdateRun {
                 self.set_member_state(slot, UpdateState::Running, Note::default());
                 let started = snap.start_time.unwrap_or(now).min(now);
                 let member = &mut self.stages[s].groups[g].members[i];
-                member.start_time = Some(started);
+                member.start = started;
                 member.attempts = 1;
                 self.stages[s].groups[g].running += 1;
                 self.stages[s].running += 1;
@@ -312,18 +312,19 @@ impl UpdateRun {
             }
             UpdateState::Pending => {
                 let kind = snap.pending_kind.unwrap_or(PendingKind::Window);
-                self.mark_member_pending(slot, kind, snap.note.clone(), Some(now), now);
-                let member = &mut self.stages[s].groups[g].members[i];
-                member.pending_since = snap.start_time.unwrap_or(now).min(now);
-                member.start_time = snap.start_time;
+                self.mark_member_pending(slot, kind, snap.note.clone(), Some(now), now, false);
+                let group = &mut self.stages[s].groups[g];
+                group.pending.get_mut(&(i as u32)).expect("just marked Pending").since =
+                    snap.start_time.unwrap_or(now).min(now);
+                group.members[i].start = snap.start_time.unwrap_or(NO_TIME);
             }
             state => {
                 // Completed, Failed, Skipped: terminal, never examined again.
                 self.set_member_state(slot, state, snap.note.clone());
                 self.stages[s].groups[g].terminal += 1;
                 let member = &mut self.stages[s].groups[g].members[i];
-                member.start_time = snap.start_time;
-                member.end_time = snap.end_time;
+                member.start = snap.start_time.unwrap_or(NO_TIME);
+                member.end = snap.end_time.unwrap_or(NO_TIME);
                 member.attempts = u32::from(snap.start_time.is_some() && state != UpdateState::Skipped);
             }
         }

@@ -72,7 +72,7 @@ pub fn run_tracks(result: &SimResult) -> Vec<RunTracks> {
             for (group, group_tracks) in stage.groups.iter().zip(stage_tracks) {
                 for (member, changes) in group.members.iter().zip(group_tracks) {
                     if changes.is_empty() {
-                        *changes = from_final_state(member.state, member.start_time, member.end_time);
+                        *changes = from_final_state(member.state, member.start_time(), member.end_time());
                     }
                 }
             }
