@@ -23,12 +23,29 @@ impl KubernetesVersion {
     pub fn parse(text: &str) -> Result<KubernetesVersion, String> {
         let bad = || format!("{} is not a Kubernetes version like \"1.33.2\"", echo(text));
         let body = text.strip_prefix('v').unwrap_or(text);
-        let parts: Vec<&str> = body.split('.').collect();
-        if parts.len() != 3 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        // Every generated member's version is parsed: three dot-separated numbers read byte by
+        // byte, each at least one digit and within u32.
+        let mut numbers = [0u32; 3];
+        let mut part = 0;
+        let mut digits = 0;
+        for b in body.bytes() {
+            match b {
+                b'0'..=b'9' => {
+                    let n = numbers[part].checked_mul(10).and_then(|n| n.checked_add(u32::from(b - b'0')));
+                    numbers[part] = n.ok_or_else(bad)?;
+                    digits += 1;
+                }
+                b'.' if digits > 0 && part < 2 => {
+                    part += 1;
+                    digits = 0;
+                }
+                _ => return Err(bad()),
+            }
+        }
+        if part != 2 || digits == 0 {
             return Err(bad());
         }
-        let number = |p: &str| p.parse::<u32>().map_err(|_| bad());
-        Ok(KubernetesVersion::new(number(parts[0])?, number(parts[1])?, number(parts[2])?))
+        Ok(KubernetesVersion::new(numbers[0], numbers[1], numbers[2]))
     }
 
     pub fn minor_version(self) -> MinorVersion {
@@ -189,9 +206,12 @@ mod tests {
         assert!(v("1.9.0") < v("1.10.0"));
         assert!(v("1.33.10") > v("1.33.9"));
         assert_eq!(v("v1.33.2").to_string(), "1.33.2");
-        for bad in ["1.33", "1.33.x", "", "1..2", "1.2.3.4"] {
+        for bad in
+            ["1.33", "1.33.x", "", "1..2", "1.2.3.4", "1.2.", ".1.2", "1.2.4294967296", "+1.2.3", "1.2.3 ", "vv1.2.3"]
+        {
             assert!(KubernetesVersion::parse(bad).is_err(), "{bad}");
         }
+        assert_eq!(v("01.2.4294967295"), KubernetesVersion::new(1, 2, u32::MAX));
         assert_eq!(MinorVersion::parse("1.28").unwrap().minors_behind(MinorVersion::parse("1.30").unwrap()), 2);
     }
 

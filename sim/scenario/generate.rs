@@ -10,6 +10,7 @@
 //! generator's name pattern, `i` and the attribute's name, so adding a label or a second generator
 //! changes no other draw. The seed is the generator's own `seed`, else the scenario's.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -242,23 +243,41 @@ struct Placeholders<'a> {
 impl Placeholders<'_> {
     fn fill(&self, pattern: &str) -> String {
         // The placeholders are replaced one after another, each in the text the previous left; a
-        // replacement is made only where its placeholder occurs (patterns are filled per member).
-        let mut text = pattern.to_string();
-        if !text.contains('{') {
-            return text;
-        }
+        // replacement is made only where its placeholder occurs, and the pattern is copied only by
+        // the first one (patterns are filled for every member).
+        let mut text = Cow::Borrowed(pattern);
         for (placeholder, value) in [
             ("{index}", self.index.as_str()),
             ("{region}", self.region),
             ("{geography}", self.geography),
             ("{group}", self.group.unwrap_or("none")),
         ] {
-            if text.contains(placeholder) {
-                text = text.replace(placeholder, value);
+            if let Some(replaced) = replace_placeholder(&text, placeholder, value) {
+                text = Cow::Owned(replaced);
             }
         }
-        text
+        text.into_owned()
     }
+}
+
+/// `text` with every occurrence of `placeholder` (which starts with its only `{`) replaced by
+/// `value`, left to right as `str::replace` does; `None` when it does not occur. Found by the `{`s
+/// alone: a general substring search costs more to set up than these short patterns take.
+fn replace_placeholder(text: &str, placeholder: &str, value: &str) -> Option<String> {
+    let mut found = text.match_indices('{').map(|(i, _)| i).filter(|&i| text[i..].starts_with(placeholder));
+    let first = found.next()?;
+    let mut out = String::with_capacity(text.len() + value.len());
+    out.push_str(&text[..first]);
+    out.push_str(value);
+    let mut rest = first + placeholder.len();
+    for at in found {
+        // Occurrences do not overlap: a placeholder holds no `{` after its first character.
+        out.push_str(&text[rest..at]);
+        out.push_str(value);
+        rest = at + placeholder.len();
+    }
+    out.push_str(&text[rest..]);
+    Some(out)
 }
 
 fn draw_pick(rng: &mut Stream, choice: &PickDto, places: &Placeholders) -> String {
@@ -795,7 +814,8 @@ fn draw_member(
     calendar: &ReleaseCalendar,
     keep_dtos: bool,
 ) -> MemberDto {
-    let keyed = |key: u64| tree.stream(Purpose::FleetGenerator, [generator_key, i, key]);
+    let streams = tree.key(Purpose::FleetGenerator);
+    let keyed = |key: u64| streams.stream([generator_key, i, key]);
     let stream = |attribute: &str| keyed(name_key(attribute));
     let region = pick_own(|| stream("region"), &plan.regions).unwrap_or("eastus").to_string();
     let geography = regions::find(&region).map_or("other", |r| r.geography.slug());
@@ -908,4 +928,22 @@ fn draw_member(
 /// Regions a generator may place members in (for the release calendar, built before members).
 pub(crate) fn generator_regions(generators: &[GeneratorDto]) -> BTreeSet<String> {
     generators.iter().filter_map(|g| g.regions.as_ref()).flat_map(|w| w.keys().cloned()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_placeholder_is_replaced_as_str_replace_replaces_it() {
+        for (text, placeholder, value) in [
+            ("m-{index}", "{index}", "007"),
+            ("{index}{index}-{{index}}", "{index}", "1"),
+            ("no braces", "{index}", "1"),
+            ("{region}/{regio}/{region", "{region}", "west{group}"),
+            ("{", "{group}", "x"),
+            ("ünïcode-{group}-ß", "{group}", "g"),
+        ] {
+            let expected = text.contains(placeholder).then(|| text.replace(placeholder, value));
+            assert_eq!(super::replace_placeholder(text, placeholder, value), expected, "{text}");
+        }
+    }
 }

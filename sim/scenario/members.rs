@@ -208,11 +208,11 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
             // Sized to the list: a member keeps its pools for the whole run, and a list grown
             // from empty would keep room for four.
             let mut pools = Vec::with_capacity(list.len());
-            let pools_path = join(path, "nodePools");
             for (i, p) in list.iter().enumerate() {
-                let pool_path = join(&pools_path, i);
+                // Made only for a problem, like the member's own paths.
+                let pool_path = || join(&join(path, "nodePools"), i);
                 if !names.insert(p.name.as_str()) {
-                    ctx.err(join(&pool_path, "name"), format!("node pool {} appears twice", echo(&p.name)));
+                    ctx.err(join(&pool_path(), "name"), format!("node pool {} appears twice", echo(&p.name)));
                 }
                 pools.extend(build_pool(ctx, p, &pool_path, version));
             }

@@ -54,7 +54,7 @@ pub(crate) fn parse_os_sku(text: &str, version: Option<KubernetesVersion>) -> Re
 pub(crate) fn build_pool(
     ctx: &mut Ctx,
     p: &NodePoolDto,
-    path: &str,
+    path: &dyn Fn() -> String,
     version: Option<KubernetesVersion>,
 ) -> Option<NodePool> {
     let before = ctx.problems.len();
@@ -64,7 +64,7 @@ pub(crate) fn build_pool(
         && p.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
     if !name_ok {
         ctx.err(
-            join(path, "name"),
+            join(&path(), "name"),
             format!(
                 "{} is not an AKS node pool name: 1–12 lowercase letters and digits, starting with a letter",
                 echo(&p.name)
@@ -74,17 +74,17 @@ pub(crate) fn build_pool(
     let image = p
         .node_image_version
         .as_ref()
-        .and_then(|v| NodeImageVersion::parse(v).map_err(|e| ctx.err(join(path, "nodeImageVersion"), e)).ok());
+        .and_then(|v| NodeImageVersion::parse(v).map_err(|e| ctx.err(join(&path(), "nodeImageVersion"), e)).ok());
     let (sku, sku_field) = match (&p.os_sku, &p.os_sku_arm) {
         (Some(a), Some(b)) if a != b => {
-            ctx.err(join(path, "osSKU"), format!("osSKU {} and osSku {} disagree: keep one", echo(b), echo(a)));
+            ctx.err(join(&path(), "osSKU"), format!("osSKU {} and osSku {} disagree: keep one", echo(b), echo(a)));
             (None, "osSku")
         }
         (Some(a), _) => (Some(a), "osSku"),
         (None, b) => (b.as_ref(), "osSKU"),
     };
     let os = match sku {
-        Some(text) => parse_os_sku(text, version).map_err(|e| ctx.err(join(path, sku_field), e)).ok(),
+        Some(text) => parse_os_sku(text, version).map_err(|e| ctx.err(join(&path(), sku_field), e)).ok(),
         None => Some(match &image {
             Some(i) if i.is_windows() => {
                 if i.family().contains("2025") {
@@ -103,18 +103,18 @@ pub(crate) fn build_pool(
         && os.is_windows() != image.is_windows()
     {
         ctx.err(
-            join(path, "nodeImageVersion"),
+            join(&path(), "nodeImageVersion"),
             format!("image {} does not fit osSku {}", echo(&image.to_string()), os.api_name()),
         );
     }
     if let (Some(os), Some(os_type)) = (os, &p.os_type)
         && (os_type == "Windows") != os.is_windows()
     {
-        ctx.err(join(path, "osType"), format!("osType {} does not fit osSku {}", echo(os_type), os.api_name()));
+        ctx.err(join(&path(), "osType"), format!("osType {} does not fit osSku {}", echo(os_type), os.api_name()));
     }
     let (count, count_field) = match (p.node_count, p.count) {
         (Some(a), Some(b)) if a != b => {
-            ctx.err(join(path, "count"), format!("count {b} and nodeCount {a} disagree: keep one"));
+            ctx.err(join(&path(), "count"), format!("count {b} and nodeCount {a} disagree: keep one"));
             (None, "nodeCount")
         }
         (Some(a), _) => (Some(a), "nodeCount"),
@@ -124,7 +124,7 @@ pub(crate) fn build_pool(
         None => 3,
         Some(n) if (1..=1000).contains(&n) => n as u32,
         Some(n) => {
-            ctx.err(join(path, count_field), format!("{n} nodes: a pool has 1–1000 nodes"));
+            ctx.err(join(&path(), count_field), format!("{n} nodes: a pool has 1–1000 nodes"));
             1
         }
     };
@@ -132,19 +132,24 @@ pub(crate) fn build_pool(
     let (surge, surge_field) = match (&p.max_surge, aks_surge) {
         (Some(a), Some(b)) if a.text() != b.text() => {
             ctx.err(
-                join(&join(path, "upgradeSettings"), "maxSurge"),
+                join(&join(&path(), "upgradeSettings"), "maxSurge"),
                 format!(
                     "upgradeSettings.maxSurge {} and maxSurge {} disagree: keep one",
                     echo(&b.text()),
                     echo(&a.text())
                 ),
             );
-            (None, join(path, "maxSurge"))
+            (None, false)
         }
-        (Some(a), _) => (Some(a), join(path, "maxSurge")),
-        (None, b) => (b, join(&join(path, "upgradeSettings"), "maxSurge")),
+        (Some(a), _) => (Some(a), false),
+        (None, b) => (b, true),
     };
-    let max_surge = surge.and_then(|s| parse_surge(&s.text()).map_err(|e| ctx.err(&surge_field, e)).ok());
+    // The field the surge came from, as a path made only for its problem.
+    let surge_path = |in_upgrade_settings: bool| match in_upgrade_settings {
+        true => join(&join(&path(), "upgradeSettings"), "maxSurge"),
+        false => join(&path(), "maxSurge"),
+    };
+    let max_surge = surge.and_then(|s| parse_surge(&s.text()).map_err(|e| ctx.err(surge_path(surge_field), e)).ok());
     if ctx.problems.len() > before {
         return None;
     }
