@@ -1,7 +1,9 @@
 //! The speed workload (`cargo bench --bench rollout`): one replication of the performance anchors'
 //! rollout (see `benches/workload/mod.rs`) at 1,000, 10,000 and 100,000 members, by the minimal
 //! hand-written loop and by fleetsim with and without a timeline, measured in the same run so the
-//! ratio can be read off; and loading (parse, generate, build) per member.
+//! ratio can be read off; and loading (parse, generate, build) per member. fleetsim's replications
+//! run as a sweep runs them, one `Simulator` reset for each (`fleetsim_fresh`: a `simulate` that
+//! builds everything for its one replication, as `fleetsim run` does).
 //!
 //! `cargo run --release --example ratio` prints the ratios directly, alternating the two programs.
 
@@ -12,7 +14,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use fleetsim::simulation::{SimOptions, simulate};
+use fleetsim::simulation::{SimOptions, Simulator, simulate};
 use fleetsim::sweep::plan::build_value;
 
 fn replication(c: &mut Criterion) {
@@ -33,13 +35,21 @@ fn replication(c: &mut Criterion) {
         });
         for (name, record_timeline) in [("fleetsim", false), ("fleetsim_timeline", true)] {
             let mut replication = 0u64;
+            let mut simulator = Simulator::new(&scenario);
             group.bench_function(BenchmarkId::new(name, n), |b| {
                 b.iter(|| {
                     replication += 1;
-                    simulate(black_box(&scenario), SimOptions { record_timeline, replication })
+                    black_box(simulator.run(SimOptions { record_timeline, replication }).end)
                 })
             });
         }
+        let mut replication = 0u64;
+        group.bench_function(BenchmarkId::new("fleetsim_fresh", n), |b| {
+            b.iter(|| {
+                replication += 1;
+                simulate(black_box(&scenario), SimOptions { record_timeline: false, replication })
+            })
+        });
         group.bench_function(BenchmarkId::new("load", n), |b| {
             b.iter(|| build_value(black_box(&doc), None).expect("the workload scenario is valid"))
         });
