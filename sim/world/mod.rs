@@ -129,13 +129,6 @@ pub struct UpgradeRecord {
     pub failed_by_bad_release: bool,
 }
 
-/// The world's answer to "this member starts upgrading now".
-#[derive(Clone, Debug, PartialEq)]
-pub struct Attempt {
-    pub duration: Duration,
-    pub outcome: Outcome,
-}
-
 /// A pool's current image: borrowed from the fleet or the release calendar (no copy per
 /// replication), owned only for an image the calendar does not list.
 #[derive(Clone, Debug)]
@@ -195,18 +188,24 @@ pub struct RunContext {
     window_bit: u8,
 }
 
-/// An attempt under way: what it changes when, and how it ends.
+/// An attempt under way: what it changes when, and how it ends (built once when it is drawn, and
+/// small enough to move without a call to `memcpy`).
 #[derive(Clone, Debug)]
 struct InFlight<'a> {
     run: RunId,
     member: MemberId,
     started: Time,
-    outcome: Outcome,
+    /// The member's Kubernetes version when it started.
+    from_version: KubernetesVersion,
     /// Control plane target and when it is done.
     control_plane: Option<(KubernetesVersion, Duration)>,
     /// (pool index, target image or `None` for a Kubernetes-only roll, done offset).
     pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
-    record: UpgradeRecord,
+    outcome: Outcome,
+    /// The attempt's target includes a release marked bad.
+    received_bad_release: bool,
+    /// It fails because of a release marked bad (not a random failure).
+    failed_by_bad_release: bool,
 }
 
 /// The handle of an attempt under way: its completion event keeps it and gives it back to
@@ -242,20 +241,11 @@ pub struct Finished {
     pub record: UpgradeRecord,
 }
 
-/// An attempt as drawn, before it begins: its outcome and what it changes when.
+/// An attempt as drawn, before it begins: how long it takes, and the rest.
 #[derive(Clone, Debug)]
 struct Drawn<'a> {
-    attempt: Attempt,
-    control_plane: Option<(KubernetesVersion, Duration)>,
-    pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>, Duration)>,
-    record: UpgradeRecord,
-}
-
-impl Drawn<'_> {
-    /// An attempt that fails as it starts and changes nothing.
-    fn immediate(attempt: Attempt, record: UpgradeRecord) -> Self {
-        Drawn { attempt, control_plane: None, pools: Vec::new(), record }
-    }
+    duration: Duration,
+    flight: InFlight<'a>,
 }
 
 /// One member's window state, valid for `[from, until)`: the scheduler asks for classes at every
@@ -809,7 +799,7 @@ impl<'a> World<'a> {
         let keys = [self.members[member.index()].name_key, self.runs[run as usize].name_key, u64::from(attempt)];
         let head = (attempt == 1).then(|| self.first_head(run, member));
         let drawn = self.draw_attempt(run, member, now, keys, head.as_ref());
-        self.begin(run, member, now, drawn)
+        self.begin(run, member, drawn)
     }
 
     /// The head of `member`'s first-attempt duration stream in `run`, with those of the next
@@ -842,39 +832,45 @@ impl<'a> World<'a> {
         let m = &self.fleet[member.index()];
         let context = &self.runs[run as usize];
         let current = self.members[member.index()].kubernetes_version;
-        let record = UpgradeRecord {
-            from_version: current,
-            to_version: current,
-            pools: Vec::new(),
-            received_bad_release: false,
-            failed_by_bad_release: false,
+        let flight = |duration, control_plane, pools, outcome, failed_by_bad_release| Drawn {
+            duration,
+            flight: InFlight {
+                run,
+                member,
+                started: now,
+                from_version: current,
+                control_plane,
+                pools,
+                outcome,
+                received_bad_release: false,
+                failed_by_bad_release,
+            },
         };
-
-        let immediate = |code: &str, message: String| Attempt {
-            duration: Duration::ZERO,
-            outcome: Outcome::Failed(Note::error(code, message)),
+        // An attempt that fails as it starts and changes nothing.
+        let immediate = |code: &str, message: String| {
+            flight(Duration::ZERO, None, Vec::new(), Outcome::Failed(Note::error(code, message)), false)
         };
         if let Some(other) = self.members[member.index()].busy_with {
             let message = format!(
                 "another operation (update run \"{}\") is in progress on the managed cluster; concurrent operations are not allowed",
                 self.runs[other as usize].name
             );
-            return Drawn::immediate(immediate("OperationNotAllowed", message), record);
+            return immediate("OperationNotAllowed", message);
         }
         if self.members[member.index()].windows & STOPPED != 0 {
             let message = "the managed cluster is stopped; start it before upgrading".to_string();
-            return Drawn::immediate(immediate("OperationNotAllowed", message), record);
+            return immediate("OperationNotAllowed", message);
         }
         if context.spec.lts_only && self.members[member.index()].windows & LTS == 0 {
             let target = context.spec.kubernetes_version.map(|v| v.to_string()).unwrap_or_default();
             let message = format!(
                 "Kubernetes {target} is only supported with long-term support (LTS) and the cluster does not have it"
             );
-            return Drawn::immediate(immediate("K8sVersionNotSupported", message), record);
+            return immediate("K8sVersionNotSupported", message);
         }
         if let Some(target) = self.minor_skip_blocked(run, member) {
             let message = self.skip_message(member, current, target);
-            return Drawn::immediate(immediate("UpgradeVersionSkipNotAllowed", message), record);
+            return immediate("UpgradeVersionSkipNotAllowed", message);
         }
 
         let control_plane =
@@ -914,7 +910,7 @@ impl<'a> World<'a> {
                 release.published,
                 self.settings.node_image_max_age.as_seconds() / 86_400
             );
-            return Drawn::immediate(immediate("NodeImageVersionExpired", message), record);
+            return immediate("NodeImageVersionExpired", message);
         }
 
         // One stream per attempt gives the failure decision, then the durations; details of a
@@ -967,8 +963,7 @@ impl<'a> World<'a> {
             .iter()
             .find(|o| o.member == member && o.run.as_deref().is_none_or(|r| r == context.name));
         let failure_rng = || self.failure_key.stream(keys);
-        let mut record = record;
-        record.failed_by_bad_release = bad.is_some() && over.and_then(|o| o.outcome.as_ref()).is_none();
+        let failed_by_bad_release = bad.is_some() && over.and_then(|o| o.outcome.as_ref()).is_none();
         let (mut duration, mut outcome) = match over.and_then(|o| o.outcome.clone()) {
             Some(ForcedOutcome::Completed) => (total, Outcome::Completed(Note::default())),
             Some(ForcedOutcome::Failed { code, message }) => (total, Outcome::Failed(Note::error(code, message))),
@@ -997,8 +992,7 @@ impl<'a> World<'a> {
         {
             *note = self.completion_note(run, member, now);
         }
-        let cp = control_plane.zip(cp_done);
-        Drawn { attempt: Attempt { duration, outcome }, control_plane: cp, pools: pool_done, record }
+        flight(duration, control_plane.zip(cp_done), pool_done, outcome, failed_by_bad_release)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1155,15 +1149,15 @@ impl<'a> World<'a> {
         }
     }
 
-    fn begin(&mut self, run: RunId, member: MemberId, now: Time, drawn: Drawn<'a>) -> Started {
-        let Drawn { attempt, control_plane, pools, mut record } = drawn;
+    fn begin(&mut self, run: RunId, member: MemberId, drawn: Drawn<'a>) -> Started {
+        let Drawn { duration, mut flight } = drawn;
         // Every member a bad release breaks was exposed to it: one test covers both.
-        record.received_bad_release = self.exposes_bad_release(member, control_plane.map(|c| c.0), &pools);
+        flight.received_bad_release = !self.models.bad_releases.is_empty()
+            && self.exposes_bad_release(member, flight.control_plane.map(|c| c.0), &flight.pools);
         if self.members[member.index()].busy_with.is_none() {
             self.members[member.index()].busy_with = Some(run);
         }
-        let received_bad_release = record.received_bad_release;
-        let flight = InFlight { run, member, started: now, outcome: attempt.outcome, control_plane, pools, record };
+        let received_bad_release = flight.received_bad_release;
         let id = match self.free_flights.pop() {
             Some(id) => {
                 self.flights[id as usize] = Some(flight);
@@ -1174,7 +1168,7 @@ impl<'a> World<'a> {
                 (self.flights.len() - 1) as u32
             }
         };
-        Started { flight: Flight(id), duration: attempt.duration, received_bad_release }
+        Started { flight: Flight(id), duration, received_bad_release }
     }
 
     /// The attempt ended: apply what finished before the end (a failed upgrade keeps the components
@@ -1190,7 +1184,13 @@ impl<'a> World<'a> {
         }
         let completed = matches!(outcome, Outcome::Completed(_));
         let elapsed = now - flight.started;
-        let mut record = flight.record;
+        let mut record = UpgradeRecord {
+            from_version: flight.from_version,
+            to_version: flight.from_version,
+            pools: Vec::new(),
+            received_bad_release: flight.received_bad_release,
+            failed_by_bad_release: flight.failed_by_bad_release,
+        };
         if let Some((version, done)) = flight.control_plane
             && (completed || elapsed > done)
         {

@@ -42,17 +42,17 @@ impl<'a> World<'a> {
         let mut longest = None;
         for k in 0..CONDITIONED_DRAWS {
             let drawn = self.draw_attempt(run, member, started, key(k), None);
-            if drawn.attempt.duration >= elapsed {
-                let started = self.begin(run, member, started, drawn);
+            if drawn.duration >= elapsed {
+                let started = self.begin(run, member, drawn);
                 return Resumed { started, overdue: false };
             }
-            if longest.as_ref().is_none_or(|l: &super::Drawn| drawn.attempt.duration > l.attempt.duration) {
+            if longest.as_ref().is_none_or(|l: &super::Drawn| drawn.duration > l.duration) {
                 longest = Some(drawn);
             }
         }
         let mut drawn = longest.expect("at least one try");
-        drawn.attempt.duration = elapsed;
-        let started = self.begin(run, member, started, drawn);
+        drawn.duration = elapsed;
+        let started = self.begin(run, member, drawn);
         Resumed { started, overdue: true }
     }
 
