@@ -954,8 +954,9 @@ impl UpdateRun {
             Outcome::Completed(note) => (UpdateState::Completed, note),
             Outcome::Failed(note) => (UpdateState::Failed, note),
         };
-        self.set_member_state(slot, state, note);
-        self.stages[s].groups[g].members[slot.index as usize].end = now;
+        let group = &mut self.stages[s].groups[g];
+        let journal = JournalAt { list: &mut self.journal, record: self.record, epoch: self.epoch };
+        change_member_state(journal, group, slot, state, note).end = now;
         // A slot freed under a full stage limit is for the groups with room of their own: one at its
         // own limit could not take it, and neither could one that is not active or has tripped.
         let stage = &self.stages[s];
@@ -1464,17 +1465,20 @@ impl UpdateRun {
     // ----- state setters: journal, times and statistics ----------------------------------------
 
     fn mark_member_running(&mut self, slot: Slot, now: Time) {
-        self.leave_pending(slot, now);
-        self.set_member_state(slot, UpdateState::Running, Note::default());
         let (s, g) = (slot.stage as usize, slot.group as usize);
-        let member = &mut self.stages[s].groups[g].members[slot.index as usize];
+        if self.stages[s].groups[g].members[slot.index as usize].pending_kind.is_some() {
+            self.leave_pending(slot, now);
+        }
+        // One lookup of the stage, group and member for the whole start.
+        let stage = &mut self.stages[s];
+        let group = &mut stage.groups[g];
+        let journal = JournalAt { list: &mut self.journal, record: self.record, epoch: self.epoch };
+        let member = change_member_state(journal, group, slot, UpdateState::Running, Note::default());
         member.start = now;
         member.end = NO_TIME;
         member.attempts += 1;
-        let group = &mut self.stages[s].groups[g];
         group.running += 1;
         group.peak_running = group.peak_running.max(group.running);
-        let stage = &mut self.stages[s];
         stage.running += 1;
         stage.peak_running = stage.peak_running.max(stage.running);
         self.running += 1;
@@ -1570,19 +1574,9 @@ impl UpdateRun {
     }
 
     fn set_member_state(&mut self, slot: Slot, state: UpdateState, note: Note) {
-        let epoch = self.epoch;
-        let record = self.record;
         let group = &mut self.stages[slot.stage as usize].groups[slot.group as usize];
-        let member = &mut group.members[slot.index as usize];
-        if member.state != state && record && member.mark != epoch as u32 {
-            member.mark = epoch as u32;
-            self.journal.push((Entity::Member(slot), member.state));
-        }
-        if group.has_windows {
-            group.ranking.on_state_change(slot.index, member.state, state);
-        }
-        member.state = state;
-        member.note = note;
+        let journal = JournalAt { list: &mut self.journal, record: self.record, epoch: self.epoch };
+        change_member_state(journal, group, slot, state, note);
     }
 
     fn set_gate_state(&mut self, r: GateRef, state: UpdateState, note: Note, now: Time) {
@@ -1899,6 +1893,36 @@ impl UpdateRun {
             }
         }
     }
+}
+
+/// Where a state change is journaled: the run's journal, whether it records, its epoch.
+struct JournalAt<'r> {
+    list: &'r mut Vec<(Entity, UpdateState)>,
+    record: bool,
+    epoch: u64,
+}
+
+/// The one place a member's state changes: its first change of an instant is journaled (the
+/// timeline is the difference of instants), a group ranked by window hears of it, and the note
+/// goes with the state. Returns the member.
+fn change_member_state<'g>(
+    journal: JournalAt,
+    group: &'g mut GroupRt,
+    slot: Slot,
+    state: UpdateState,
+    note: Note,
+) -> &'g mut MemberRt {
+    let member = &mut group.members[slot.index as usize];
+    if member.state != state && journal.record && member.mark != journal.epoch as u32 {
+        member.mark = journal.epoch as u32;
+        journal.list.push((Entity::Member(slot), member.state));
+    }
+    if group.has_windows {
+        group.ranking.on_state_change(slot.index, member.state, state);
+    }
+    member.state = state;
+    member.note = note;
+    member
 }
 
 fn running_or_pending(running: u32) -> UpdateState {
