@@ -62,8 +62,8 @@ pub struct SimResult {
     pub specs: Vec<RunSpec>,
     /// `Consistent` selections per run (SEMANTICS §8).
     pub selected_images: Vec<Option<BTreeMap<String, NodeImageVersion>>>,
-    /// The latest attempt of each member in each run.
-    pub records: BTreeMap<(RunId, Slot), UpgradeRecord>,
+    /// The latest attempt of each member in each run (recorded with the timeline).
+    pub records: Records,
     /// Members that received a release marked bad, per run (blast radius).
     pub bad_release_members: Vec<BTreeSet<MemberId>>,
     /// Per run: what the sweep metrics about bad releases and halts need.
@@ -80,6 +80,69 @@ pub struct SimResult {
     /// Whether the horizon cut the simulation short.
     pub horizon_reached: bool,
     pub events_processed: u64,
+}
+
+/// The lists of a replication's result that the next replication fills again (with their room).
+#[derive(Default)]
+struct Recycled {
+    records: Records,
+    version_changes: Vec<VersionChange>,
+    timeline: Vec<TimelineRow>,
+}
+
+/// The latest attempt of each member of each run, by (run, slot): lists by run, stage, group and
+/// member index, each kept with its capacity from one replication to the next (a map of a hundred
+/// thousand members cost an ordered insert for every completion).
+#[derive(Clone, Debug, Default)]
+pub struct Records {
+    runs: Vec<Vec<Vec<Vec<Option<UpgradeRecord>>>>>,
+}
+
+impl Records {
+    pub fn get(&self, &(run, slot): &(RunId, Slot)) -> Option<&UpgradeRecord> {
+        let group = self.runs.get(run as usize)?.get(slot.stage as usize)?.get(slot.group as usize)?;
+        group.get(slot.index as usize)?.as_ref()
+    }
+
+    fn insert(&mut self, (run, slot): (RunId, Slot), record: UpgradeRecord) {
+        fn at<T: Default>(list: &mut Vec<T>, i: usize) -> &mut T {
+            if list.len() <= i {
+                list.resize_with(i + 1, T::default);
+            }
+            &mut list[i]
+        }
+        let stage = at(at(&mut self.runs, run as usize), slot.stage as usize);
+        *at(at(stage, slot.group as usize), slot.index as usize) = Some(record);
+    }
+
+    /// Every record in (run, slot) order.
+    pub fn iter(&self) -> impl Iterator<Item = ((RunId, Slot), &UpgradeRecord)> {
+        self.runs.iter().enumerate().flat_map(|(r, stages)| {
+            stages.iter().enumerate().flat_map(move |(s, groups)| {
+                groups.iter().enumerate().flat_map(move |(g, members)| {
+                    members.iter().enumerate().filter_map(move |(i, record)| {
+                        let slot = Slot { stage: s as u16, group: g as u16, index: i as u32 };
+                        record.as_ref().map(|record| ((r as RunId, slot), record))
+                    })
+                })
+            })
+        })
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &UpgradeRecord> {
+        self.iter().map(|(_, record)| record)
+    }
+
+    /// Empties it for another replication, keeping every list's room.
+    fn clear(&mut self) {
+        for stages in &mut self.runs {
+            for groups in stages.iter_mut() {
+                for members in groups.iter_mut() {
+                    members.clear();
+                }
+            }
+        }
+    }
 }
 
 /// One member's Kubernetes version or one pool's node image changed.
@@ -203,7 +266,7 @@ pub fn simulate(scenario: &Scenario, options: SimOptions) -> SimResult {
             options.record_timeline,
         ));
     }
-    replicate(scenario, &releases, world, runs, options.record_timeline).0
+    replicate(scenario, &releases, world, runs, options.record_timeline, Recycled::default()).0
 }
 
 /// Simulates one scenario again and again (the replications of a sweep point or of a tune
@@ -252,7 +315,14 @@ impl<'s> Simulator<'s> {
         let buffers = std::mem::take(&mut self.buffers);
         let mut world =
             World::from_start(&self.world, &releases, &scenario.models, scenario.settings.world, tree, buffers);
-        let mut runs = self.last.take().map(|last| last.runs).unwrap_or_default();
+        let (mut runs, recycled) = match self.last.take() {
+            Some(last) => {
+                let recycled =
+                    Recycled { records: last.records, version_changes: last.version_changes, timeline: last.timeline };
+                (last.runs, recycled)
+            }
+            None => (Vec::new(), Recycled::default()),
+        };
         // Runs auto-upgrade profiles generated are made again when generated.
         runs.truncate(self.runs.len());
         for (i, spec) in scenario.runs.iter().enumerate() {
@@ -267,7 +337,7 @@ impl<'s> Simulator<'s> {
                 }
             }
         }
-        let (result, world) = replicate(scenario, &releases, world, runs, options.record_timeline);
+        let (result, world) = replicate(scenario, &releases, world, runs, options.record_timeline, recycled);
         self.buffers = world.into_buffers();
         self.last.insert(result)
     }
@@ -285,6 +355,7 @@ fn replicate<'a>(
     world: World<'a>,
     runs: Vec<UpdateRun>,
     record: bool,
+    recycled: Recycled,
 ) -> (SimResult, World<'a>) {
     let triggers: Vec<Vec<Trigger>> =
         scenario.profiles.iter().map(|p| autoupgrade::triggers(p, releases, scenario.start)).collect();
@@ -301,7 +372,7 @@ fn replicate<'a>(
                 .map(|why| (scenario.start, why)),
         })
         .collect();
-    let mut sim = Sim::new(scenario, releases, world, runs, profiles, triggers, record);
+    let mut sim = Sim::new(scenario, releases, world, runs, profiles, triggers, record, recycled);
     for (profile, list) in sim.triggers.iter().enumerate() {
         if scenario.profiles[profile].disabled {
             continue;
@@ -331,7 +402,7 @@ struct Sim<'a> {
     runs: Vec<UpdateRun>,
     specs: Vec<RunSpec>,
     queue: EventQueue<Event>,
-    records: BTreeMap<(RunId, Slot), UpgradeRecord>,
+    records: Records,
     bad_release_members: Vec<BTreeSet<MemberId>>,
     run_facts: Vec<RunFacts>,
     version_changes: Vec<VersionChange>,
@@ -354,6 +425,7 @@ struct Sim<'a> {
 
 impl<'a> Sim<'a> {
     /// The event loop's state before any event, for the scenario's runs as given.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         scenario: &'a Scenario,
         releases: &'a ReleaseCalendar,
@@ -362,7 +434,11 @@ impl<'a> Sim<'a> {
         profiles: Vec<ProfileOutcome>,
         triggers: Vec<Vec<Trigger>>,
         record: bool,
+        mut recycled: Recycled,
     ) -> Sim<'a> {
+        recycled.records.clear();
+        recycled.version_changes.clear();
+        recycled.timeline.clear();
         Sim {
             scenario,
             releases,
@@ -370,13 +446,13 @@ impl<'a> Sim<'a> {
             runs,
             specs: scenario.runs.clone(),
             queue: EventQueue::default(),
-            records: BTreeMap::new(),
+            records: recycled.records,
             bad_release_members: vec![BTreeSet::new(); scenario.runs.len()],
             run_facts: vec![RunFacts::default(); scenario.runs.len()],
-            version_changes: Vec::new(),
+            version_changes: recycled.version_changes,
             profiles,
             triggers,
-            timeline: Vec::new(),
+            timeline: recycled.timeline,
             notes: Vec::new(),
             armed_polls: vec![None; scenario.runs.len()],
             commands: Vec::new(),

@@ -9,7 +9,7 @@ use crate::orchestrator::{Command, RestoreProblem, RunId, RunPlan, RunSnapshot, 
 use crate::scenario::Scenario;
 use crate::world::World;
 
-use super::{Event, Sim, SimOptions, SimResult};
+use super::{Event, Recycled, Sim, SimOptions, SimResult};
 
 /// The run to take up and the instant of its status.
 #[derive(Clone, Copy, Debug)]
@@ -61,7 +61,16 @@ pub fn simulate_resumed(
     )?;
     let run = restored.run;
     let started = run.is_started().then_some(run.start_time).flatten();
-    let mut sim = Sim::new(scenario, &releases, world, vec![run], Vec::new(), Vec::new(), options.record_timeline);
+    let mut sim = Sim::new(
+        scenario,
+        &releases,
+        world,
+        vec![run],
+        Vec::new(),
+        Vec::new(),
+        options.record_timeline,
+        Recycled::default(),
+    );
     let mut facts = ResumeFacts::default();
     if let Some(start) = started {
         let members: Vec<MemberId> = sim.runs[0]
