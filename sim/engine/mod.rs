@@ -6,4 +6,4 @@ pub mod time;
 
 pub use queue::{EventKey, EventQueue, Phase};
 pub use rng::{Head, Position, Purpose, SeedTree, Stream, StreamKey, name_key};
-pub use time::{Duration, Time};
+pub use time::{Duration, Rfc3339, Time};

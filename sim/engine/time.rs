@@ -140,13 +140,75 @@ impl Time {
 
     /// RFC 3339 in UTC with a `Z` suffix and whole seconds, the form every output uses.
     pub fn to_rfc3339(self) -> String {
-        self.to_datetime().to_rfc3339_opts(SecondsFormat::Secs, true)
+        self.rfc3339().to_string()
+    }
+
+    /// [`to_rfc3339`](Self::to_rfc3339)'s text without allocating: reports write a few of these per
+    /// member. Years 0000–9999 are formatted here (the days-to-civil-date conversion of Howard
+    /// Hinnant's `chrono`-compatible algorithms); others by `chrono`.
+    pub fn rfc3339(self) -> Rfc3339 {
+        let (days, seconds) = (self.0.div_euclid(86_400), self.0.rem_euclid(86_400));
+        let (year, month, day) = civil_from_days(days);
+        if !(0..=9999).contains(&year) {
+            return Rfc3339::Other(self.to_datetime().to_rfc3339_opts(SecondsFormat::Secs, true));
+        }
+        let mut text = *b"0000-00-00T00:00:00Z";
+        let mut put = |at: usize, value: u32, digits: usize| {
+            let mut v = value;
+            for i in (0..digits).rev() {
+                text[at + i] = b'0' + (v % 10) as u8;
+                v /= 10;
+            }
+        };
+        put(0, year as u32, 4);
+        put(5, month, 2);
+        put(8, day, 2);
+        put(11, (seconds / 3600) as u32, 2);
+        put(14, (seconds / 60 % 60) as u32, 2);
+        put(17, (seconds % 60) as u32, 2);
+        Rfc3339::Short(text)
+    }
+}
+
+/// (year, month, day) of the day `days` after 1970-01-01 in the proleptic Gregorian calendar.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
+    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// A time's RFC 3339 text, made without allocating in the years outputs use.
+#[derive(Clone, Debug)]
+pub enum Rfc3339 {
+    Short([u8; 20]),
+    Other(String),
+}
+
+impl Rfc3339 {
+    pub fn as_str(&self) -> &str {
+        match self {
+            Rfc3339::Short(bytes) => std::str::from_utf8(bytes).expect("ASCII digits and separators"),
+            Rfc3339::Other(text) => text,
+        }
+    }
+}
+
+impl fmt::Display for Rfc3339 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
 impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_rfc3339())
+        f.write_str(self.rfc3339().as_str())
     }
 }
 
@@ -165,6 +227,23 @@ mod tests {
         assert_eq!(Duration(93_784).to_string(), "1d2h3m4s");
         for bad in ["", "5", "m", "1m1h", "1h1h", "1.5h", "-1h", "1 h", "1w"] {
             assert!(Duration::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rfc3339_text_is_chrono_s_in_every_year() {
+        let chrono = |t: Time| t.to_datetime().to_rfc3339_opts(SecondsFormat::Secs, true);
+        // Day boundaries, leap days and centuries, years 0 and 9999 and beyond, and a spread of
+        // seconds between.
+        let mut times = vec![0, -1, 86_399, 86_400, 951_782_400, 4_107_542_399, 253_402_300_799, 253_402_300_800];
+        times.extend([-62_167_219_200, -62_167_219_201, 1_772_409_600, 1_709_164_800, 4_102_444_800]);
+        let mut t: i64 = -62_167_219_200;
+        while t < 253_402_300_799 {
+            times.push(t);
+            t += 8_380_801; // 97 days and 1 s: every time of day and every month over the years
+        }
+        for t in times {
+            assert_eq!(Time(t).to_rfc3339(), chrono(Time(t)), "{t}");
         }
     }
 

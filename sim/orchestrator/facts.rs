@@ -37,11 +37,16 @@ impl Note {
 
     /// `code: message`, or whichever of the two is present.
     pub fn text(&self) -> String {
+        self.text_ref().into_owned()
+    }
+
+    /// [`text`](Self::text), borrowed unless it joins a code and a message.
+    pub fn text_ref(&self) -> std::borrow::Cow<'_, str> {
         match (&self.code, &self.message) {
-            (Some(c), Some(m)) => format!("{c}: {m}"),
-            (Some(c), None) => c.to_string(),
-            (None, Some(m)) => m.to_string(),
-            (None, None) => String::new(),
+            (Some(c), Some(m)) => format!("{c}: {m}").into(),
+            (Some(c), None) => (**c).into(),
+            (None, Some(m)) => (**m).into(),
+            (None, None) => "".into(),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! `members.csv` and `timeline.csv` (PRODUCT.md report contract).
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use crate::engine::Time;
@@ -70,7 +71,9 @@ impl MemberRow<'_> {
     }
 
     fn write(&self, w: &mut csv::Writer<&mut dyn Write>) -> csv::Result<()> {
-        let (start, end, from, to) = (self.start_text(), self.end_text(), self.from_text(), self.to_text());
+        // Times formatted on the stack: a report writes a row per member and run.
+        let (start, end) = (self.start.map(Time::rfc3339), self.end.map(Time::rfc3339));
+        let (from, to) = (self.from_text(), self.to_text());
         w.write_record([
             self.run,
             self.stage,
@@ -78,8 +81,8 @@ impl MemberRow<'_> {
             self.member,
             self.region,
             self.state,
-            &start,
-            &end,
+            start.as_ref().map_or("", |t| t.as_str()),
+            end.as_ref().map_or("", |t| t.as_str()),
             &from,
             &to,
             &self.node_images,
@@ -176,9 +179,13 @@ pub fn write_members_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resul
 
 /// The label of a gate in the timeline: its display name, else its position.
 pub fn gate_label(gate: &GateRt, r: GateRef) -> String {
+    gate_label_ref(gate, r).into_owned()
+}
+
+fn gate_label_ref(gate: &GateRt, r: GateRef) -> Cow<'_, str> {
     match &gate.config.display_name {
-        Some(name) => name.clone(),
-        None => format!("{} gate {}", r.timing.api_name(), r.index + 1),
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(format!("{} gate {}", r.timing.api_name(), r.index + 1)),
     }
 }
 
@@ -192,42 +199,40 @@ pub fn timeline_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
 pub fn write_timeline_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record(["time", "run", "scope", "stage", "group", "member", "gate", "from", "to", "message"])?;
+    // Names are borrowed and times formatted on the stack: a timeline has rows by the hundred
+    // thousand.
     for row in &ctx.result.timeline {
         let run = &ctx.result.runs[row.run as usize];
         let t = &row.transition;
-        let stage_name = |s: u16| run.stages[s as usize].name.clone();
-        let group_name = |s: u16, g: u16| run.stages[s as usize].groups[g as usize].name.clone();
+        let stage_name = |s: u16| run.stages[s as usize].name.as_str();
+        let group_name = |s: u16, g: u16| run.stages[s as usize].groups[g as usize].name.as_str();
+        let none = Cow::Borrowed("");
         let (scope, stage, group, member, gate) = match t.entity {
-            Entity::Run => ("run", String::new(), String::new(), String::new(), String::new()),
-            Entity::Stage(s) => ("stage", stage_name(s), String::new(), String::new(), String::new()),
-            Entity::Group(s, g) => ("group", stage_name(s), group_name(s, g), String::new(), String::new()),
+            Entity::Run => ("run", "", "", "", none),
+            Entity::Stage(s) => ("stage", stage_name(s), "", "", none),
+            Entity::Group(s, g) => ("group", stage_name(s), group_name(s, g), "", none),
             Entity::Member(slot) => {
                 let id = run.member(slot).id;
-                (
-                    "member",
-                    stage_name(slot.stage),
-                    group_name(slot.stage, slot.group),
-                    ctx.scenario.fleet[id.index()].name.clone(),
-                    String::new(),
-                )
+                let name = ctx.scenario.fleet[id.index()].name.as_str();
+                ("member", stage_name(slot.stage), group_name(slot.stage, slot.group), name, none)
             }
             Entity::Gate(r) => {
                 let group = r.group.map(|g| group_name(r.stage, g)).unwrap_or_default();
-                ("gate", stage_name(r.stage), group, String::new(), gate_label(run.gate(r), r))
+                ("gate", stage_name(r.stage), group, "", gate_label_ref(run.gate(r), r))
             }
-            Entity::Wait(s) => ("wait", stage_name(s), String::new(), String::new(), String::new()),
+            Entity::Wait(s) => ("wait", stage_name(s), "", "", none),
         };
         w.write_record([
-            row.time.to_rfc3339().as_str(),
+            row.time.rfc3339().as_str(),
             &run.name,
             scope,
-            &stage,
-            &group,
-            &member,
+            stage,
+            group,
+            member,
             &gate,
             t.from.api_name(),
             t.to.api_name(),
-            &t.note.text(),
+            &t.note.text_ref(),
         ])?;
     }
     w.flush()?;
