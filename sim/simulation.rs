@@ -483,7 +483,10 @@ impl<'a> Sim<'a> {
                 while let Some(event) = self.queue.pop_at(now) {
                     let run = event.run();
                     self.handle(event, now);
-                    touched.resize(self.runs.len(), false);
+                    if touched.len() < self.runs.len() {
+                        // A profile generated a run.
+                        touched.resize(self.runs.len(), false);
+                    }
                     if let Some(t) = touched.get_mut(run as usize) {
                         *t = true;
                     }

@@ -1089,12 +1089,14 @@ impl UpdateRun {
     /// The next poll instant worth having: the first grid point at or after the earliest moment a
     /// `Pending` member's answer could change, and after `now`. `None` when no poll is needed.
     pub fn next_poll_after(&self, now: Time) -> Option<Time> {
+        // Asked at the end of every instant: the common answer (nothing waits) first.
+        let min_recheck = self.min_recheck?;
         if self.is_blocked() {
             return None;
         }
         let anchor = self.poll_anchor?;
         let interval = self.settings.window_poll_interval.as_seconds();
-        let wanted = self.min_recheck?.max(now + Duration(1));
+        let wanted = min_recheck.max(now + Duration(1));
         let steps = (wanted - anchor).as_seconds().max(0);
         Some(anchor + Duration((steps + interval - 1) / interval * interval))
     }
@@ -1800,6 +1802,10 @@ impl UpdateRun {
     /// rows": a state held for zero time is not a row).
     pub fn flush(&mut self, out: &mut Vec<Transition>) {
         invariant!(!self.unsettled, "flush reads settled display states");
+        if self.journal.is_empty() {
+            self.epoch += 1;
+            return;
+        }
         let start = out.len();
         // The journal's buffer is kept for the next instant (one allocation per run, not per instant).
         let mut journal = std::mem::take(&mut self.journal);
