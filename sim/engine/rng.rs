@@ -92,7 +92,7 @@ pub struct StreamKey {
 }
 
 /// Where an entity's stream starts: the nonce and the first block of its keystream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Position {
     nonce: u64,
     block: u64,

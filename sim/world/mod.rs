@@ -316,7 +316,9 @@ pub struct World<'a> {
 /// about a third of computing its blocks one by one.
 #[derive(Debug, Default)]
 struct Heads {
-    heads: Vec<Head>,
+    /// A member's stream position and the head there (the position is kept: working it out is
+    /// two hashes of three keys).
+    heads: Vec<(Position, Head)>,
     /// Bit `m`: `heads[m]` is computed in this replication.
     known: Vec<u64>,
 }
@@ -804,22 +806,26 @@ impl<'a> World<'a> {
 
     /// The head of `member`'s first-attempt duration stream in `run`, with those of the next
     /// members in fleet order ([`Heads`]).
-    fn first_head(&mut self, run: RunId, member: MemberId) -> Head {
+    fn first_head(&mut self, run: RunId, member: MemberId) -> (Position, Head) {
         let heads = &mut self.heads[run as usize];
         let members = self.members.len();
         if heads.known.is_empty() {
-            heads.heads.resize(members, [0; HEAD_WORDS]);
+            heads.heads.resize(members, (Position::default(), [0; HEAD_WORDS]));
             heads.known.resize(members.div_ceil(64), 0);
         }
         let m = member.index();
         if heads.known[m / 64] >> (m % 64) & 1 == 0 {
             let run_key = self.runs[run as usize].name_key;
-            let end = (m + AHEAD).min(members);
-            let positions: Vec<Position> =
-                (m..end).map(|i| StreamKey::position([self.members[i].name_key, run_key, 1])).collect();
-            self.duration_key.heads(&positions, &mut heads.heads[m..end]);
-            for i in m..end {
-                heads.known[i / 64] |= 1 << (i % 64);
+            let count = AHEAD.min(members - m);
+            let mut positions = [Position::default(); AHEAD];
+            for (k, position) in positions[..count].iter_mut().enumerate() {
+                *position = StreamKey::position([self.members[m + k].name_key, run_key, 1]);
+            }
+            let mut computed = [[0; HEAD_WORDS]; AHEAD];
+            self.duration_key.heads(&positions[..count], &mut computed[..count]);
+            for k in 0..count {
+                heads.heads[m + k] = (positions[k], computed[k]);
+                heads.known[(m + k) / 64] |= 1 << ((m + k) % 64);
             }
         }
         heads.heads[m]
@@ -828,7 +834,14 @@ impl<'a> World<'a> {
     /// How an attempt of `member` in `run` that starts at `now` goes, from the streams of `keys`;
     /// nothing is changed until [`begin`](Self::begin).
     /// `head`: the first words of the duration stream, when computed ahead.
-    fn draw_attempt(&self, run: RunId, member: MemberId, now: Time, keys: [u64; 3], head: Option<&Head>) -> Drawn<'a> {
+    fn draw_attempt(
+        &self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+        keys: [u64; 3],
+        head: Option<&(Position, Head)>,
+    ) -> Drawn<'a> {
         let m = &self.fleet[member.index()];
         let context = &self.runs[run as usize];
         let current = self.members[member.index()].kubernetes_version;
@@ -917,7 +930,7 @@ impl<'a> World<'a> {
         // failure (which code, when) come from a second stream made only when needed: a stream
         // costs a block of keystream, and most attempts need one number of it.
         let mut duration_rng = match head {
-            Some(head) => self.duration_key.stream_from(StreamKey::position(keys), head),
+            Some((position, head)) => self.duration_key.stream_from(*position, head),
             None => self.duration_key.stream(keys),
         };
         let failure_draw: f64 = duration_rng.random();
