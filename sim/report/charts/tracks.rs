@@ -200,6 +200,9 @@ pub fn occupancy<'a>(
 ) -> Vec<[f64; CATEGORY_COUNT]> {
     let bins = bins.max(1);
     let mut out = vec![[0.0; CATEGORY_COUNT]; bins];
+    // Bins a span covers whole count 1 each: kept as +1/−1 steps and summed once at the end, so a
+    // span costs the same whatever its length (a member done early stays done for the whole chart).
+    let mut whole = vec![[0i64; CATEGORY_COUNT]; bins + 1];
     let width = (end - start).max(1) as f64 / bins as f64;
     let stop = until.0.min(end);
     let mut add = |a: i64, b: i64, cat: usize| {
@@ -210,12 +213,18 @@ pub fn occupancy<'a>(
         let (fa, fb) = ((a - start) as f64, (b - start) as f64);
         let first = ((fa / width) as usize).min(bins - 1);
         let last = ((fb / width) as usize).min(bins - 1);
-        for (k, bin) in out.iter_mut().enumerate().take(last + 1).skip(first) {
+        let mut part = |k: usize| {
             let lo = fa.max(k as f64 * width);
             let hi = fb.min((k + 1) as f64 * width);
             if hi > lo {
-                bin[cat] += (hi - lo) / width;
+                out[k][cat] += (hi - lo) / width;
             }
+        };
+        part(first);
+        if last > first {
+            part(last);
+            whole[first + 1][cat] += 1;
+            whole[last][cat] -= 1;
         }
     };
     for (slot, changes) in histories {
@@ -230,6 +239,13 @@ pub fn occupancy<'a>(
             since = t;
         }
         add(from, stop, category(state, since, &is_availability));
+    }
+    let mut covered = [0i64; CATEGORY_COUNT];
+    for (bin, step) in out.iter_mut().zip(&whole) {
+        for ((value, count), step) in bin.iter_mut().zip(&mut covered).zip(step) {
+            *count += step;
+            *value += *count as f64;
+        }
     }
     out
 }
@@ -293,6 +309,21 @@ mod tests {
         }
         let cut = occupancy(with_slots(), &none, Time(100), 0, 200, 4);
         assert_eq!(cut[3].iter().sum::<f64>(), 0.0, "nothing is drawn after the run's end");
+    }
+
+    #[test]
+    fn bins_a_span_covers_whole_count_exactly_one_and_its_ends_their_share() {
+        // Bins of width 10/3, which float sums of bin edges do not give back exactly: the member
+        // runs from 1 to 16 (bins 0 to 4) and is done from then on.
+        let histories = [vec![(Time(1), Running), (Time(16), Completed)]];
+        let none = BTreeSet::new();
+        let bins = occupancy(histories.iter().map(|h| (slot(0), h)), &none, Time(100), 0, 100, 30);
+        let running: Vec<f64> = bins.iter().map(|b| b[cat(Category::Running)]).collect();
+        assert_eq!(running[1..4], [1.0; 3], "whole bins count one, exactly");
+        assert!((running[0] - 0.7).abs() < 1e-12 && (running[4] - 0.8).abs() < 1e-12, "{running:?}");
+        assert!(running[5..].iter().all(|r| *r == 0.0));
+        assert!(bins[5..29].iter().all(|b| b[cat(Category::Completed)] == 1.0), "done from then on, exactly");
+        assert!((bins[29][cat(Category::Completed)] - 1.0).abs() < 1e-12, "the last bin ends the span");
     }
 
     #[test]
