@@ -17,6 +17,7 @@ use super::charts::Chart;
 use super::charts::run::RunChart;
 use super::summary::{RunSummary, Summary};
 use super::tables::{self, MemberRow};
+use crate::engine::Time;
 
 /// Member tables up to this size are shown unfolded.
 pub const OPEN_MEMBER_ROWS: usize = 100;
@@ -27,18 +28,32 @@ pub const MAX_FAILURE_ROWS: usize = 2_000;
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+    Escaped(text).to_string()
+}
+
+/// Text escaped for HTML as it is written: the runs between special characters are written whole,
+/// and nothing is allocated (a page has a few cells per member).
+pub struct Escaped<'a>(pub &'a str);
+
+impl std::fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = self.0;
+        let mut from = 0;
+        for (i, byte) in text.bytes().enumerate() {
+            let entity = match byte {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                b'"' => "&quot;",
+                b'\'' => "&#39;",
+                _ => continue,
+            };
+            f.write_str(&text[from..i])?;
+            f.write_str(entity)?;
+            from = i + 1;
         }
+        f.write_str(&text[from..])
     }
-    out
 }
 
 const STYLE: &str = r#"
@@ -172,12 +187,13 @@ fn write_table(out: &mut String, header: &[String], rows: &[Vec<String>], look: 
 }
 
 /// A member-table cell that names something: on one line, the full text on hover.
-fn name_cell(text: &str) -> String {
+fn push_name_cell(out: &mut String, text: &str) {
     if text.is_empty() {
-        return "<td></td>".to_string();
+        out.push_str("<td></td>");
+    } else {
+        let text = Escaped(text);
+        let _ = write!(out, "<td class=\"name\" title=\"{text}\">{text}</td>");
     }
-    let text = escape(text);
-    format!("<td class=\"name\" title=\"{text}\">{text}</td>")
 }
 
 /// A chart with its caption (left out when empty) and links to its files.
@@ -554,10 +570,6 @@ fn run_row(run: &RunSummary) -> Vec<String> {
     row
 }
 
-fn state_cell(state: &str) -> String {
-    format!("<td class=\"s-{0}\">{0}</td>", escape(state))
-}
-
 fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
     out.push_str("<div class=\"scroll tall\"><table>\n<thead><tr>");
     let mut header = vec!["run", "stage", "group", "member", "region", "state", "start", "end"];
@@ -569,29 +581,31 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
         let _ = write!(out, "<th>{h}</th>");
     }
     out.push_str("</tr></thead>\n<tbody>\n");
+    let time = |t: Option<Time>| t.map(Time::rfc3339);
     for row in rows {
+        out.push_str("<tr>");
+        push_name_cell(out, row.run);
+        let _ = write!(out, "<td>{}</td><td>{}</td>", Escaped(row.stage), Escaped(row.group));
+        push_name_cell(out, row.member);
+        let (start, end) = (time(row.start), time(row.end));
         let _ = write!(
             out,
-            "<tr>{}<td>{}</td><td>{}</td>{}<td>{}</td>{}<td class=\"time\">{}</td><td class=\"time\">{}</td>",
-            name_cell(row.run),
-            escape(row.stage),
-            escape(row.group),
-            name_cell(row.member),
-            escape(row.region),
-            state_cell(row.state),
-            escape(&row.start_text()),
-            escape(&row.end_text()),
+            "<td>{0}</td><td class=\"s-{1}\">{1}</td><td class=\"time\">{2}</td><td class=\"time\">{3}</td>",
+            Escaped(row.region),
+            Escaped(row.state),
+            Escaped(start.as_ref().map_or("", |t| t.as_str())),
+            Escaped(end.as_ref().map_or("", |t| t.as_str())),
         );
         if with_versions {
             let _ = write!(
                 out,
                 "<td>{}</td><td>{}</td><td>{}</td>",
-                escape(&row.from_text()),
-                escape(&row.to_text()),
-                escape(&row.node_images)
+                row.from_version,
+                row.to_version.map(|v| v.to_string()).unwrap_or_default(),
+                Escaped(&row.node_images)
             );
         }
-        let _ = writeln!(out, "<td>{}</td><td>{}</td></tr>", escape(row.failure_code), escape(row.message));
+        let _ = writeln!(out, "<td>{}</td><td>{}</td></tr>", Escaped(row.failure_code), Escaped(row.message));
     }
     out.push_str("</tbody>\n</table></div>\n");
 }
@@ -781,6 +795,8 @@ mod tests {
     #[test]
     fn escapes_markup() {
         assert_eq!(escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+        assert_eq!(escape("ünïcode && plain"), "ünïcode &amp;&amp; plain");
+        assert_eq!(escape(""), "");
     }
 
     #[test]

@@ -137,12 +137,11 @@ fn assemble<'a, 'c, R: Send>(
 ) -> anyhow::Result<(Vec<Emitted<R>>, Vec<ReportFile>)> {
     // The tables and the charts read the same result and nothing else: built on two threads (the
     // charts split further), assembled in one fixed order, so the files do not depend on the threads.
-    let fleet = (!ctx.scenario.profiles.is_empty()).then(|| profiles::fleet_days(ctx));
     let ((data, member_sections), charts) = rayon::join(
         || {
             rayon::join(
                 || -> anyhow::Result<Vec<Emitted<R>>> {
-                    let parts = data_parts(ctx, fleet.as_ref())?;
+                    let parts = data_parts(ctx)?;
                     Ok(parts
                         .into_par_iter()
                         .map(|part| match part {
@@ -157,10 +156,13 @@ fn assemble<'a, 'c, R: Send>(
                 || html::member_sections(ctx),
             )
         },
-        || all_charts(ctx, fleet.as_ref()),
+        || all_charts(ctx),
     );
-    let data = data?;
-    let (charts, profile_charts) = charts?;
+    let mut data = data?;
+    let (charts, profile_charts, fleet) = charts?;
+    if let Some(fleet) = fleet {
+        data.extend(fleet_parts(ctx, &fleet)?.into_iter().map(Emitted::Bytes));
+    }
     let mut rest = Vec::new();
     for chart in charts.iter().chain(&profile_charts) {
         rest.extend(chart.chart.files(&format!("charts/{}", chart.name)));
@@ -171,10 +173,7 @@ fn assemble<'a, 'c, R: Send>(
 
 /// The CSV and JSON files of a report folder, in their order; the ones that grow with the fleet
 /// or the timeline are streamed.
-fn data_parts<'a, 'c>(
-    ctx: &'a ReportContext<'c>,
-    fleet: Option<&profiles::FleetDays>,
-) -> anyhow::Result<Vec<Part<'a>>> {
+fn data_parts<'a, 'c>(ctx: &'a ReportContext<'c>) -> anyhow::Result<Vec<Part<'a>>> {
     let mut parts = vec![
         Part::Streamed(StreamedFile::new("members.csv", |out| Ok(tables::write_members_csv(ctx, out)?))),
         Part::Streamed(StreamedFile::new("timeline.csv", |out| Ok(tables::write_timeline_csv(ctx, out)?))),
@@ -186,27 +185,37 @@ fn data_parts<'a, 'c>(
     }
     parts.push(Part::Bytes(("runs.csv".into(), profiles::runs_csv(ctx)?)));
     parts.push(Part::Streamed(StreamedFile::new("versions.csv", |out| Ok(profiles::write_versions_csv(ctx, out)?))));
-    if let Some(fleet) = fleet {
-        parts.push(Part::Bytes(("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, fleet)?)));
-        parts.push(Part::Bytes(("kubernetes-versions.csv".into(), profiles::kubernetes_versions_csv(fleet)?)));
-        parts.push(Part::Bytes(("release-latency.csv".into(), profiles::release_latency_csv(ctx)?)));
-    }
     Ok(parts)
 }
 
-/// The run charts and the auto-upgrade charts (none without profiles).
-fn all_charts(
-    ctx: &ReportContext,
-    fleet: Option<&profiles::FleetDays>,
-) -> anyhow::Result<(Vec<charts::run::RunChart>, Vec<charts::run::RunChart>)> {
+/// The files of a scenario with auto-upgrade profiles, after the [`data_parts`]: made from the
+/// fleet's days, which are replayed while the run charts render.
+fn fleet_parts(ctx: &ReportContext, fleet: &profiles::FleetDays) -> anyhow::Result<Vec<ReportFile>> {
+    Ok(vec![
+        ("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, fleet)?),
+        ("kubernetes-versions.csv".into(), profiles::kubernetes_versions_csv(fleet)?),
+        ("release-latency.csv".into(), profiles::release_latency_csv(ctx)?),
+    ])
+}
+
+/// The run charts and the auto-upgrade charts, with the fleet's days they are drawn from (none
+/// without profiles).
+type AllCharts = (Vec<charts::run::RunChart>, Vec<charts::run::RunChart>, Option<profiles::FleetDays>);
+
+fn all_charts(ctx: &ReportContext) -> anyhow::Result<AllCharts> {
     let (run, profile) = rayon::join(
         || charts::run::run_charts(ctx),
-        || match fleet {
-            Some(fleet) => charts::profiles::profile_charts(ctx, fleet, &profiles::end_state(ctx)),
-            None => Ok(Vec::new()),
+        || -> anyhow::Result<_> {
+            if ctx.scenario.profiles.is_empty() {
+                return Ok((Vec::new(), None));
+            }
+            let fleet = profiles::fleet_days(ctx);
+            let charts = charts::profiles::profile_charts(ctx, &fleet, &profiles::end_state(ctx))?;
+            Ok((charts, Some(fleet)))
         },
     );
-    Ok((run?, profile?))
+    let (profile, fleet) = profile?;
+    Ok((run?, profile, fleet))
 }
 
 pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
@@ -216,9 +225,13 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
 }
 
 /// Pretty JSON and a final newline, as every JSON file of a report has.
+/// The serializer writes many short pieces (a key, its quotes, each line's indentation): they go
+/// through a buffer of a type the compiler sees, not one call through `dyn Write` each.
 fn write_json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value)?;
-    out.write_all(b"\n")?;
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut buffered, value)?;
+    buffered.write_all(b"\n")?;
+    buffered.flush()?;
     Ok(())
 }
 

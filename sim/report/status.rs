@@ -1,6 +1,9 @@
 //! `status/<run>.json`: a run as `az fleet updaterun show` prints its ARM GET resource, with its final
 //! status in the API's `UpdateRunStatus` shape (SEMANTICS §1; the REST API's `UpdateRuns_Get` examples).
 
+use std::borrow::Cow;
+use std::fmt;
+
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -57,11 +60,21 @@ pub struct UpdateRunStatus<'a> {
 pub struct UpdateStatus {
     pub state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub start_time: Option<String>,
+    pub start_time: Option<TimeText>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub completed_time: Option<String>,
+    pub completed_time: Option<TimeText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDetail>,
+}
+
+/// A time as the API writes it (RFC 3339, whole seconds, `Z`), formatted as it is serialized.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeText(pub Time);
+
+impl Serialize for TimeText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0.rfc3339().as_str())
+    }
 }
 
 #[derive(Serialize)]
@@ -120,14 +133,14 @@ impl Serialize for MemberStatuses<'_> {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MemberUpdateStatus {
-    pub name: String,
-    pub cluster_resource_id: String,
+pub struct MemberUpdateStatus<'a> {
+    pub name: &'a str,
+    pub cluster_resource_id: ClusterResourceId<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operation_id: Option<String>,
+    pub operation_id: Option<OperationId>,
     pub status: UpdateStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
+    pub message: Option<Cow<'a, str>>,
 }
 
 #[derive(Serialize)]
@@ -159,17 +172,18 @@ pub struct VersionEntry {
     pub version: String,
 }
 
-fn time(t: Option<Time>) -> Option<String> {
-    t.map(|t| t.to_rfc3339())
-}
-
 fn status(
     state: UpdateState,
     start: Option<Time>,
     completed: Option<Time>,
     error: Option<ErrorDetail>,
 ) -> UpdateStatus {
-    UpdateStatus { state: state.api_name(), start_time: time(start), completed_time: time(completed), error }
+    UpdateStatus {
+        state: state.api_name(),
+        start_time: start.map(TimeText),
+        completed_time: completed.map(TimeText),
+        error,
+    }
 }
 
 fn error_of(note: &Note) -> Option<ErrorDetail> {
@@ -179,15 +193,35 @@ fn error_of(note: &Note) -> Option<ErrorDetail> {
 
 /// ARM id of a member's AKS cluster: its `clusterResourceId` when the scenario gives one.
 pub fn cluster_resource_id(member: &Member) -> String {
-    match &member.cluster {
-        Some(c) => format!(
-            "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.ContainerService/managedClusters/{}",
-            c.subscription_id, c.resource_group, c.name
-        ),
-        None => format!(
-            "/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-{}/providers/Microsoft.ContainerService/managedClusters/{}",
-            member.region, member.name
-        ),
+    ClusterResourceId(member).to_string()
+}
+
+/// [`cluster_resource_id`]'s text, written as it is displayed or serialized (a status file has one
+/// per member and run).
+#[derive(Clone, Copy)]
+pub struct ClusterResourceId<'a>(pub &'a Member);
+
+impl fmt::Display for ClusterResourceId<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let member = self.0;
+        match &member.cluster {
+            Some(c) => write!(
+                f,
+                "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.ContainerService/managedClusters/{}",
+                c.subscription_id, c.resource_group, c.name
+            ),
+            None => write!(
+                f,
+                "/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-{}/providers/Microsoft.ContainerService/managedClusters/{}",
+                member.region, member.name
+            ),
+        }
+    }
+}
+
+impl Serialize for ClusterResourceId<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -205,11 +239,35 @@ pub fn gate_resource_id(fleet: &str, guid: &str) -> String {
     )
 }
 
-/// A stable operation id for the latest attempt: a GUID, as the service's.
-fn operation_id(run: &str, member: &str, attempt: u32) -> String {
-    let h = mix64(name_key(run) ^ mix64(name_key(member) ^ u64::from(attempt)));
-    let hex = format!("{:016x}{:016x}", h, mix64(h));
-    format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32])
+/// A stable operation id for the latest attempt: a GUID, as the service's (`8-4-4-4-12` hex digits of
+/// a hash of the run, the member and the attempt).
+#[derive(Clone, Copy, Debug)]
+pub struct OperationId([u8; 36]);
+
+impl OperationId {
+    fn new(run: &str, member: &str, attempt: u32) -> OperationId {
+        let h = mix64(name_key(run) ^ mix64(name_key(member) ^ u64::from(attempt)));
+        let digits = (u128::from(h) << 64) | u128::from(mix64(h));
+        let mut text = [b'-'; 36];
+        let mut nibble = 32;
+        for (i, byte) in text.iter_mut().enumerate() {
+            if ![8, 13, 18, 23].contains(&i) {
+                nibble -= 1;
+                *byte = b"0123456789abcdef"[(digits >> (4 * nibble)) as usize & 0xf];
+            }
+        }
+        OperationId(text)
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("hex digits and hyphens")
+    }
+}
+
+impl Serialize for OperationId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 /// The run as its GET resource.
@@ -409,20 +467,26 @@ fn group_status<'a>(ctx: &ReportContext<'a>, run: &'a UpdateRun, group: &'a Grou
 /// and the service's message around it, as the update-run monitoring docs' sample shows
 /// (`"set member: NAME to Pending due to failed validation err: …"`).
 /// `pending`: when its current `Pending` spell began, if it is `Pending`.
-fn member_status(fleet: &[Member], run: &UpdateRun, member: &MemberRt, pending: Option<Time>) -> MemberUpdateStatus {
+fn member_status<'a>(
+    fleet: &'a [Member],
+    run: &UpdateRun,
+    member: &'a MemberRt,
+    pending: Option<Time>,
+) -> MemberUpdateStatus<'a> {
     let m = &fleet[member.id.index()];
     let end = if member.state.is_finished() { member.end_time().or(member.start_time()) } else { None };
     let error = error_of(&member.note);
     let message = match (&error, pending) {
-        (Some(error), Some(_)) => {
-            Some(format!("set member: {} to Pending due to failed validation err: {}", m.name, error.message))
-        }
-        _ => member.note.message.as_ref().map(|m| m.to_string()),
+        (Some(error), Some(_)) => Some(Cow::Owned(format!(
+            "set member: {} to Pending due to failed validation err: {}",
+            m.name, error.message
+        ))),
+        _ => member.note.message.as_deref().map(Cow::Borrowed),
     };
     MemberUpdateStatus {
-        name: m.name.clone(),
-        cluster_resource_id: cluster_resource_id(m),
-        operation_id: (member.attempts > 0).then(|| operation_id(&run.name, &m.name, member.attempts)),
+        name: &m.name,
+        cluster_resource_id: ClusterResourceId(m),
+        operation_id: (member.attempts > 0).then(|| OperationId::new(&run.name, &m.name, member.attempts)),
         status: status(member.state, pending.or(member.start_time()), end, error),
         message,
     }
@@ -441,5 +505,20 @@ fn wait_status(wait: &WaitRt) -> WaitStatus {
     WaitStatus {
         status: status(wait.state, wait.start_time, wait.completed_time, None),
         wait_duration_in_seconds: wait.duration.as_seconds(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_operation_id_is_a_guid_of_the_hash_of_run_member_and_attempt() {
+        for (run, member, attempt) in [("run-a", "m-001", 1), ("k8s-1-34-2", "aks-eastus-0042", 3), ("", "", 0)] {
+            let h = mix64(name_key(run) ^ mix64(name_key(member) ^ u64::from(attempt)));
+            let hex = format!("{:016x}{:016x}", h, mix64(h));
+            let guid = format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]);
+            assert_eq!(OperationId::new(run, member, attempt).as_str(), guid);
+        }
     }
 }
