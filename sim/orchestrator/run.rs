@@ -1269,12 +1269,15 @@ impl UpdateRun {
         }
     }
 
-    /// §5.7: when every group is done (and nothing of the stage runs), the stage's after gates and
-    /// wait start together; a stage whose groups were all skipped is `Skipped`. During a halt only
+    /// §5.7: when every group is done (and nothing of the stage runs, and the stage has not tripped),
+    /// the stage's after gates and wait start together; a stage whose groups were all skipped is `Skipped`. During a halt only
     /// a stage with no after gates and no wait completes (§11 "Halts": it needs nothing new).
     fn enter_after_phase(&mut self, s: usize, now: Time, blocked: bool, out: &mut Vec<Command>) -> bool {
         let stage = &self.stages[s];
-        if stage.running > 0 || !stage.groups.iter().all(|g| g.phase == Phase::Done) {
+        // §11 "Trips": a stage over its own threshold is `Failed` even when the failure that tripped
+        // it was its last member's and every group ended within its own threshold; it never opens
+        // its afterGates or wait (a restart clears the trip and lets it complete).
+        if stage.tripped || stage.running > 0 || !stage.groups.iter().all(|g| g.phase == Phase::Done) {
             return false;
         }
         // SEMANTICS §11 "Halts": a stage whose gates and wait have finished completes during a halt; a

@@ -569,6 +569,30 @@ fn stage_threshold_is_the_overall_ceiling() {
 }
 
 #[test]
+fn a_stage_tripped_by_its_last_failures_ends_failed_although_every_group_completed() {
+    // Each group tolerates one failure and its last member fails, so both groups complete; the
+    // stage tolerates one in total and the second failure, the stage's last member, trips it.
+    let strategy = json!({"stages": [
+        {"name": "s1", "maxAllowedFailures": "1", "groups": [
+            {"name": "ga", "maxAllowedFailures": "1"}, {"name": "gb", "maxAllowedFailures": "1"}]},
+        {"name": "s2", "groups": [{"name": "gc"}]}]});
+    let fleet = concat(vec![members("a", "ga", 2), members("b", "gb", 2), members("c", "gc", 1)]);
+    for scope in ["run", "segment"] {
+        let mut extra = failures(&["a02", "b02"]);
+        merge(&mut extra, json!({"settings": {"failureScope": scope}}));
+        let (s, r) = run(&scenario_json(fleet.clone(), strategy.clone(), json!({}), extra));
+        let run = &r.runs[0];
+        assert_eq!(run.stages[0].groups[0].state, Completed, "{scope}");
+        assert_eq!(run.stages[0].groups[1].state, Completed, "{scope}");
+        assert_eq!(run.stages[0].state, Failed, "{scope}: {}", trace(&s, &r, "r"));
+        assert_eq!(run.stages[1].state, NotStarted, "{scope}: the run goes no further");
+        assert_eq!(member_state(&s, run, "c01"), NotStarted, "{scope}");
+        assert_eq!(run.state, Failed, "{scope}");
+        assert_eq!(run.failure_count, 2, "{scope}");
+    }
+}
+
+#[test]
 fn stopping_while_members_run_and_failed_after_they_finish() {
     let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga", "maxConcurrency": "2"}]}]});
     let mut extra = failures(&["a01"]);
