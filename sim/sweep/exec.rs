@@ -59,9 +59,10 @@ pub fn run_replication(simulator: &mut Simulator, replication: u64, metrics: &[M
 }
 
 /// Replications handed to one worker at a time: a worker resets one [`Simulator`] through them,
-/// and there are enough pieces for every thread to stay busy.
+/// and there are enough pieces (16 per thread) that the last ones leave little for one thread to
+/// finish alone.
 pub fn replications_per_piece(replications: usize) -> usize {
-    (replications / (4 * rayon::current_num_threads())).clamp(1, 64)
+    (replications / (16 * rayon::current_num_threads())).clamp(1, 64)
 }
 
 /// Finished jobs, one bit each (an index of a 100-million-job sweep takes 12.5 MB).
