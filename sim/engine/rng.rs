@@ -210,16 +210,7 @@ mod x86 {
             input[15][l] = (nonces[l] >> 32) as u32;
         }
         let mut x = input;
-        for _ in 0..4 {
-            quarter(&mut x, 0, 4, 8, 12);
-            quarter(&mut x, 1, 5, 9, 13);
-            quarter(&mut x, 2, 6, 10, 14);
-            quarter(&mut x, 3, 7, 11, 15);
-            quarter(&mut x, 0, 5, 10, 15);
-            quarter(&mut x, 1, 6, 11, 12);
-            quarter(&mut x, 2, 7, 8, 13);
-            quarter(&mut x, 3, 4, 9, 14);
-        }
+        super::chacha8_rounds(&mut x, quarter);
         std::array::from_fn(|w| std::array::from_fn(|l| x[w][l].wrapping_add(input[w][l])))
     }
 }
@@ -281,6 +272,22 @@ impl RngCore for Stream {
     }
 }
 
+/// ChaCha8's eight rounds (four double rounds: columns, then diagonals) over a state of 16 words,
+/// whatever a word is: one block's `u32`s, or the same word of eight blocks side by side.
+#[inline(always)]
+fn chacha8_rounds<S>(x: &mut S, quarter: impl Fn(&mut S, usize, usize, usize, usize)) {
+    for _ in 0..4 {
+        quarter(x, 0, 4, 8, 12);
+        quarter(x, 1, 5, 9, 13);
+        quarter(x, 2, 6, 10, 14);
+        quarter(x, 3, 7, 11, 15);
+        quarter(x, 0, 5, 10, 15);
+        quarter(x, 1, 6, 11, 12);
+        quarter(x, 2, 7, 8, 13);
+        quarter(x, 3, 4, 9, 14);
+    }
+}
+
 /// The ChaCha8 block function (RFC 7539 §2.3 with 8 rounds; djb's layout: a 64-bit block counter
 /// in words 12–13 and a 64-bit nonce in words 14–15, as `rand_chacha` lays its state out).
 pub fn chacha8_block(key: &[u32; 8], counter: u64, nonce: u64) -> [u32; 16] {
@@ -302,16 +309,7 @@ pub fn chacha8_block(key: &[u32; 8], counter: u64, nonce: u64) -> [u32; 16] {
         counter as u32, (counter >> 32) as u32, nonce as u32, (nonce >> 32) as u32,
     ];
     let mut x = input;
-    for _ in 0..4 {
-        quarter(&mut x, 0, 4, 8, 12);
-        quarter(&mut x, 1, 5, 9, 13);
-        quarter(&mut x, 2, 6, 10, 14);
-        quarter(&mut x, 3, 7, 11, 15);
-        quarter(&mut x, 0, 5, 10, 15);
-        quarter(&mut x, 1, 6, 11, 12);
-        quarter(&mut x, 2, 7, 8, 13);
-        quarter(&mut x, 3, 4, 9, 14);
-    }
+    chacha8_rounds(&mut x, quarter);
     for (word, input) in x.iter_mut().zip(input) {
         *word = word.wrapping_add(input);
     }
