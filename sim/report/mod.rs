@@ -225,6 +225,7 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
 }
 
 /// Pretty JSON and a final newline, as every JSON file of a report has.
+///
 /// The serializer writes many short pieces (a key, its quotes, each line's indentation): they go
 /// through a buffer of a type the compiler sees, not one call through `dyn Write` each.
 fn write_json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
