@@ -600,8 +600,8 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
             let _ = write!(
                 out,
                 "<td>{}</td><td>{}</td><td>{}</td>",
-                row.from_version,
-                row.to_version.map(|v| v.to_string()).unwrap_or_default(),
+                row.from_text(),
+                row.to_text(),
                 Escaped(&row.node_images)
             );
         }

@@ -191,13 +191,8 @@ fn error_of(note: &Note) -> Option<ErrorDetail> {
     Some(ErrorDetail { code: code.to_string(), message: note.message.as_deref().unwrap_or_default().to_string() })
 }
 
-/// ARM id of a member's AKS cluster: its `clusterResourceId` when the scenario gives one.
-pub fn cluster_resource_id(member: &Member) -> String {
-    ClusterResourceId(member).to_string()
-}
-
-/// [`cluster_resource_id`]'s text, written as it is displayed or serialized (a status file has one
-/// per member and run).
+/// ARM id of a member's AKS cluster: its `clusterResourceId` when the scenario gives one. Written as
+/// it is displayed or serialized (a status file has one per member and run).
 #[derive(Clone, Copy)]
 pub struct ClusterResourceId<'a>(pub &'a Member);
 

@@ -11,10 +11,6 @@ use crate::world::UpgradeRecord;
 
 use super::ReportContext;
 
-fn time(t: Option<Time>) -> String {
-    t.map(|t| t.to_rfc3339()).unwrap_or_default()
-}
-
 /// `pool: from -> to` for every pool whose image changed.
 pub fn image_changes(record: &UpgradeRecord, member: &crate::fleet::Member) -> String {
     record
@@ -54,14 +50,6 @@ pub struct MemberRow<'a> {
 }
 
 impl MemberRow<'_> {
-    pub fn start_text(&self) -> String {
-        time(self.start)
-    }
-
-    pub fn end_text(&self) -> String {
-        time(self.end)
-    }
-
     pub fn from_text(&self) -> String {
         self.from_version.to_string()
     }
