@@ -123,6 +123,10 @@ impl MemberLabels {
 impl FromIterator<(String, String)> for MemberLabels {
     fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
         let mut list: Vec<(Box<str>, Box<str>)> = iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        // What a map gives, and what a member usually has: sorted, each key once.
+        if list.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+            return MemberLabels(list.into_boxed_slice());
+        }
         // Stable: entries of one key stay in their order, and the last of each run is kept.
         list.sort_by(|a, b| a.0.cmp(&b.0));
         let mut kept: Vec<(Box<str>, Box<str>)> = Vec::with_capacity(list.len());

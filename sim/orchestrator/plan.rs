@@ -1,6 +1,9 @@
 //! A run's plan: membership resolved once at creation (SEMANTICS §3) and limits resolved against it
 //! (SEMANTICS §4, §2).
 
+use std::collections::HashMap;
+
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 use crate::engine::Duration;
@@ -147,12 +150,30 @@ fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<Pl
         };
         let group_count = stage.groups.len().max(1);
         let mut groups: Vec<Vec<MemberId>> = vec![Vec::new(); group_count];
+        // Groups that select by name (none has a selector): a member's group name finds them at
+        // once, in group order, instead of every group's name compared with it.
+        let by_name =
+            (!stage.groups.is_empty() && stage.groups.iter().all(|g| g.member_selector.is_none())).then(|| {
+                let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+                for (gi, g) in stage.groups.iter().enumerate() {
+                    by_name.entry(g.name.as_str()).or_default().push(gi);
+                }
+                by_name
+            });
         // Which groups select each member: matched in parallel, taken in member order.
         let picks: Vec<(usize, usize)> = members
             .par_iter()
             .enumerate()
             .filter(|(_, m)| in_stage(m))
-            .flat_map_iter(|(i, m)| (0..group_count).filter(move |&gi| in_group(gi, m)).map(move |gi| (i, gi)))
+            .flat_map_iter(|(i, m)| {
+                let groups = match &by_name {
+                    Some(by_name) => {
+                        Either::Left(m.group.as_deref().and_then(|g| by_name.get(g)).into_iter().flatten().copied())
+                    }
+                    None => Either::Right((0..group_count).filter(move |&gi| in_group(gi, m))),
+                };
+                groups.map(move |gi| (i, gi))
+            })
             .collect();
         for (i, gi) in picks {
             match owner[i] {

@@ -234,30 +234,89 @@ fn check_pick(ctx: &mut Ctx, pick: &PickDto, path: &str, mut check_value: impl F
 
 /// What placeholders of one member stand for.
 struct Placeholders<'a> {
-    index: String,
+    index: &'a str,
     region: &'a str,
     geography: &'a str,
     group: Option<&'a str>,
 }
 
 impl Placeholders<'_> {
-    fn fill(&self, pattern: &str) -> String {
-        // The placeholders are replaced one after another, each in the text the previous left; a
-        // replacement is made only where its placeholder occurs, and the pattern is copied only by
-        // the first one (patterns are filled for every member).
-        let mut text = Cow::Borrowed(pattern);
-        for (placeholder, value) in [
-            ("{index}", self.index.as_str()),
+    /// The placeholders and what they stand for, in the order they are replaced.
+    fn values(&self) -> [(&'static str, &str); 4] {
+        [
+            ("{index}", self.index),
             ("{region}", self.region),
             ("{geography}", self.geography),
             ("{group}", self.group.unwrap_or("none")),
-        ] {
+        ]
+    }
+
+    fn fill(&self, pattern: &str) -> String {
+        // The placeholders are replaced one after another, each in the text the previous left.
+        // Patterns are filled for every member, so the usual case is done in one pass: when every
+        // `{` of the pattern starts a placeholder and no value holds a `{`, a replacement cannot
+        // make or break another's occurrence, and one pass left to right gives the same text.
+        let values = self.values();
+        let Some(first) = pattern.find('{') else { return pattern.to_string() };
+        let at_brace = |i: usize| values.iter().find(|(p, _)| pattern[i..].starts_with(p));
+        let mut len = pattern.len();
+        let mut one_pass = values.iter().all(|(_, v)| !v.contains('{'));
+        for (i, _) in pattern[first..].match_indices('{') {
+            match at_brace(first + i) {
+                // Sized exactly: the text becomes a member's own and is kept as it is.
+                Some((placeholder, value)) => len = len - placeholder.len() + value.len(),
+                None => one_pass = false,
+            }
+        }
+        if one_pass {
+            let mut out = String::with_capacity(len);
+            let mut rest = 0;
+            for (i, _) in pattern[first..].match_indices('{') {
+                let (placeholder, value) = at_brace(first + i).expect("every brace starts a placeholder");
+                out.push_str(&pattern[rest..first + i]);
+                out.push_str(value);
+                rest = first + i + placeholder.len();
+            }
+            out.push_str(&pattern[rest..]);
+            return out;
+        }
+        self.fill_in_turn(pattern)
+    }
+
+    /// [`fill`](Self::fill) as the placeholders are defined: each replaced in the text the previous
+    /// left.
+    fn fill_in_turn(&self, pattern: &str) -> String {
+        let mut text = Cow::Borrowed(pattern);
+        for (placeholder, value) in self.values() {
+            // A replacement is made only where its placeholder occurs.
             if let Some(replaced) = replace_placeholder(&text, placeholder, value) {
                 text = Cow::Owned(replaced);
             }
         }
         text.into_owned()
     }
+}
+
+/// `number` in decimal, padded with zeros to `width` digits (as `format!("{number:0width$}")`),
+/// written into `buffer`.
+fn zero_padded(number: u64, width: usize, buffer: &mut [u8; 40]) -> &str {
+    let mut digits = [0u8; 20];
+    let mut n = number;
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let total = width.clamp(len, buffer.len());
+    buffer[..total - len].fill(b'0');
+    for (slot, digit) in buffer[total - len..total].iter_mut().zip(digits[..len].iter().rev()) {
+        *slot = *digit;
+    }
+    std::str::from_utf8(&buffer[..total]).expect("ASCII digits")
 }
 
 /// `text` with every occurrence of `placeholder` (which starts with its only `{`) replaced by
@@ -569,6 +628,13 @@ struct Plan<'g> {
     durations: Option<Arc<DurationModel>>,
     /// The stream key of each label's draw (`label:<key>`), in the order of `dto.labels`.
     label_keys: Vec<u64>,
+    /// The geography of each region of `regions` (`{geography}`), looked up once.
+    geographies: BTreeMap<String, &'static str>,
+}
+
+/// The `{geography}` of a region: its geography's slug, `other` for a region the catalog lacks.
+fn geography_of(region: &str) -> &'static str {
+    regions::find(region).map_or("other", |r| r.geography.slug())
 }
 
 struct PoolPlan {
@@ -676,7 +742,6 @@ fn plan<'g>(
     (ctx.problems.len() == before).then_some(Plan {
         dto,
         pattern,
-        regions,
         versions,
         pools,
         image_age,
@@ -686,6 +751,8 @@ fn plan<'g>(
         stopped,
         durations,
         label_keys: dto.labels.keys().map(|key| name_key(&format!("label:{key}"))).collect(),
+        geographies: regions.keys().map(|r| (r.clone(), geography_of(r))).collect(),
+        regions,
     })
 }
 
@@ -817,9 +884,11 @@ fn draw_member(
     let streams = tree.key(Purpose::FleetGenerator);
     let keyed = |key: u64| streams.stream([generator_key, i, key]);
     let stream = |attribute: &str| keyed(name_key(attribute));
-    let region = pick_own(|| stream("region"), &plan.regions).unwrap_or("eastus").to_string();
-    let geography = regions::find(&region).map_or("other", |r| r.geography.slug());
-    let mut places = Placeholders { index: format!("{:0width$}", i + 1), region: &region, geography, group: None };
+    let region = pick_own(|| stream("region"), &plan.regions).unwrap_or("eastus");
+    let geography = plan.geographies.get(region).copied().unwrap_or_else(|| geography_of(region));
+    let mut index = [0u8; 40];
+    let index = zero_padded(i + 1, width, &mut index);
+    let mut places = Placeholders { index, region, geography, group: None };
     let group = plan.dto.groups.as_ref().map(|g| draw_pick_own(|| stream("group"), g, &places));
     places.group = group.as_deref();
     let labels = plan
@@ -833,8 +902,7 @@ fn draw_member(
     let kubernetes_version = match plan.versions.get(version_key) {
         Some(VersionKey::Exact(v)) => v.clone(),
         Some(VersionKey::Minor(minor)) => {
-            let newest =
-                calendar.kubernetes_available(&region, ctx.start).find(|r| r.version.minor_version() == *minor);
+            let newest = calendar.kubernetes_available(region, ctx.start).find(|r| r.version.minor_version() == *minor);
             // Not yet in this region: the oldest listed patch of the minor.
             let fallback = || calendar.kubernetes.iter().find(|r| r.version.minor_version() == *minor);
             newest.or_else(fallback).map_or_else(|| format!("{minor}.0"), |r| r.version.to_string())
@@ -893,7 +961,7 @@ fn draw_member(
         };
         let Some(os) = os else { continue };
         let age = pick_index(&mut age_rng, &plan.image_age);
-        let available = || calendar.images_available(os.default_image_family(), &region, ctx.start);
+        let available = || calendar.images_available(os.default_image_family(), region, ctx.start);
         let newest_first = available().count();
         if let Some(release) = available().nth(age.min(newest_first.saturating_sub(1))) {
             pool.node_image_version = Some(release.version.to_string());
@@ -908,11 +976,12 @@ fn draw_member(
     let long_term_support =
         plan.long_term_support > 0.0 && stream("longTermSupport").random::<f64>() < plan.long_term_support;
     let stopped = plan.stopped > 0.0 && stream("stopped").random::<f64>() < plan.stopped;
+    let name = places.fill(&plan.pattern);
     MemberDto {
         cluster_resource_id: None,
-        name: places.fill(&plan.pattern),
-        region: region.clone(),
-        group: group.clone(),
+        name,
+        region: region.to_string(),
+        group,
         labels,
         kubernetes_version,
         node_pools: Some(pools),
@@ -944,6 +1013,42 @@ mod tests {
         ] {
             let expected = text.contains(placeholder).then(|| text.replace(placeholder, value));
             assert_eq!(super::replace_placeholder(text, placeholder, value), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_pattern_filled_in_one_pass_reads_as_if_filled_placeholder_by_placeholder() {
+        let groups = [None, Some("g1"), Some("{index}"), Some("x}"), Some("")];
+        let regions = ["westeurope", "geography", "{group}"];
+        let patterns = [
+            "m-{index}",
+            "{region}-{geography}-{group}-{index}",
+            "{{region}}",
+            "{{index}region}",
+            "{group}{group}{index}",
+            "plain",
+            "{",
+            "{regio}{region",
+            "ü-{index}-ß-{group}",
+        ];
+        for group in groups {
+            for region in regions {
+                let places = super::Placeholders { index: "042", region, geography: "europe", group };
+                for pattern in patterns {
+                    assert_eq!(places.fill(pattern), places.fill_in_turn(pattern), "{pattern} {region} {group:?}");
+                }
+            }
+        }
+        // Where one pass could differ, the fill is the one placeholder by placeholder.
+        let places = super::Placeholders { index: "1", region: "geography", geography: "eu", group: None };
+        assert_eq!(places.fill("{{region}}"), "eu");
+    }
+
+    #[test]
+    fn an_index_is_zero_padded_as_format_pads_it() {
+        let mut buffer = [0u8; 40];
+        for (number, width) in [(1, 1), (7, 3), (1000, 4), (12345, 2), (0, 0), (u64::MAX, 25), (99, 6)] {
+            assert_eq!(super::zero_padded(number, width, &mut buffer), format!("{number:0width$}"));
         }
     }
 }
