@@ -820,6 +820,7 @@ impl UpdateRun {
     pub fn skip(&mut self, target: SkipTarget, now: Time) -> Result<(), String> {
         self.settle_if_needed(now);
         self.touch_all();
+        self.finish_what_completions_finished(now);
         let result = match target {
             SkipTarget::Member(slot) => self.skip_member(slot, now),
             SkipTarget::Group { stage, group } => self.skip_group(stage as usize, group as usize, now),
@@ -828,6 +829,24 @@ impl UpdateRun {
         };
         self.settle(now);
         result
+    }
+
+    /// SEMANTICS §11 "Ties at one instant": the instant's member completions come before user
+    /// actions, so what they finish that needs nothing new (§11 "Halts": a group without
+    /// `afterGates` whose members are all terminal, then a stage whose groups are all done, with
+    /// nothing running and no `afterGates` or wait) is finished before an action reads it: a skip
+    /// of a group or stage its last completion finished is refused, as it would be an instant later.
+    fn finish_what_completions_finished(&mut self, now: Time) {
+        let s = self.current;
+        if self.stages.get(s).is_none_or(|stage| stage.phase != Phase::Active) {
+            return;
+        }
+        let mut out = Vec::new();
+        for g in 0..self.stages[s].groups.len() {
+            self.progress_group(s, g, now, true, &mut out);
+        }
+        self.enter_after_phase(s, now, true, &mut out);
+        invariant!(out.is_empty(), "finishing what needs nothing new opens no gate and arms no timer");
     }
 
     fn skip_member(&mut self, slot: Slot, now: Time) -> Result<(), String> {
@@ -842,7 +861,8 @@ impl UpdateRun {
     fn skip_group(&mut self, s: usize, g: usize, now: Time) -> Result<(), String> {
         let group = &self.stages[s].groups[g];
         if group.phase == Phase::Done {
-            return Err(format!("group \"{}\" is already {}", group.name, group.state));
+            // Its state as the instant will end (a completion may have finished it just now).
+            return Err(format!("group \"{}\" is already {}", group.name, self.group_display(s, g)));
         }
         self.skip_group_contents(s, g, now, "skipped by user");
         Ok(())
@@ -883,7 +903,7 @@ impl UpdateRun {
     fn skip_stage(&mut self, s: usize, now: Time) -> Result<(), String> {
         let stage = &self.stages[s];
         if stage.phase == Phase::Done {
-            return Err(format!("stage \"{}\" is already {}", stage.name, stage.state));
+            return Err(format!("stage \"{}\" is already {}", stage.name, self.stage_display(s)));
         }
         self.skip_stage_contents(s, now, "skipped by user");
         self.stages[s].user_skipped = true;

@@ -1341,6 +1341,48 @@ fn skipping_a_wait_that_is_over_is_refused() {
     assert_eq!(r.runs[0].state, Completed);
 }
 
+/// SEMANTICS §11 "Ties at one instant": member completions come before user actions, and what a
+/// completion finishes that needs nothing new (§11 "Halts") is finished then. A skip of a group at
+/// the instant its last member completes, or of a stage at the instant its last member completes, is
+/// refused as it would be an instant later: the group and the stage end `Completed`.
+#[test]
+fn a_skip_at_the_instant_of_the_last_completion_finds_the_group_or_stage_completed() {
+    let strategy = json!({"stages": [
+        {"name": "s1", "groups": [{"name": "ga"}, {"name": "gb"}]},
+        {"name": "s2", "groups": [{"name": "gc"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 2), members("c", "gc", 1)]);
+    let actions = json!({"actions": [
+        {"at": "+1h", "action": "skip", "targets": [{"type": "Group", "name": "ga"}]},
+        {"at": "+2h", "action": "skip", "targets": [{"type": "Stage", "name": "s1"}]}]});
+    let (s, r) = run(&scenario_json(fleet, strategy, actions, json!({})));
+    let t = trace(&s, &r, "r");
+    assert_eq!(r.notes.len(), 2, "{:?}", r.notes);
+    assert!(r.notes[0].1.contains("group \"ga\" is already Completed"), "{:?}", r.notes);
+    assert!(r.notes[1].1.contains("stage \"s1\" is already Completed"), "{:?}", r.notes);
+    assert!(t.contains("+01:00 group ga Running->Completed"), "{t}");
+    assert!(t.contains("+02:00 group gb Running->Completed"), "{t}");
+    assert!(t.contains("+02:00 stage s1 Running->Completed"), "{t}");
+    assert!(t.contains("+02:00 member c01 NotStarted->Running"), "{t}");
+    assert!(!t.contains("Skipped"), "{t}");
+    assert_eq!(r.runs[0].state, Completed);
+}
+
+/// A group with `afterGates` is not finished by its last completion (opening its gates is
+/// something new), so a skip at that instant still skips it and its gates.
+#[test]
+fn a_skip_at_the_instant_of_the_last_completion_skips_a_group_whose_after_gates_had_yet_to_open() {
+    let strategy = json!({"stages": [{"name": "s1", "groups": [
+        {"name": "ga", "afterGates": [{"type": "Approval", "displayName": "done a"}]}, {"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 2)]);
+    let actions = json!({"actions": [{"at": "+1h", "action": "skip", "targets": [{"type": "Group", "name": "ga"}]}]});
+    let (s, r) = run(&scenario_json(fleet, strategy, actions, json!({})));
+    let t = trace(&s, &r, "r");
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    assert!(t.contains("+01:00 group ga Running->Skipped"), "{t}");
+    assert!(t.contains("+01:00 gate ga/after \"done a\" NotStarted->Skipped"), "{t}");
+    assert_eq!(r.runs[0].state, Completed);
+}
+
 /// SEMANTICS §11 "Halts": a stopped run reaches nothing new. s1's before gate is approved while the
 /// run is stopped: its group is reached only when the run starts again. Two guards hold this (the
 /// stage passing its gates, the group being reached, both only outside a halt); the test fails when
