@@ -122,7 +122,11 @@ impl MemberLabels {
 /// As a map collects: sorted by key, and of two entries with one key the later wins.
 impl FromIterator<(String, String)> for MemberLabels {
     fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
-        let mut list: Vec<(Box<str>, Box<str>)> = iter.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let iter = iter.into_iter();
+        // Room for every entry the iterator may give (a filtered map's upper bound is its length),
+        // so that the list is not shrunk again when it is boxed.
+        let mut list: Vec<(Box<str>, Box<str>)> = Vec::with_capacity(iter.size_hint().1.unwrap_or(0));
+        list.extend(iter.map(|(k, v)| (k.into(), v.into())));
         // What a map gives, and what a member usually has: sorted, each key once.
         if list.windows(2).all(|pair| pair[0].0 < pair[1].0) {
             return MemberLabels(list.into_boxed_slice());

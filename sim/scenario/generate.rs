@@ -897,7 +897,11 @@ fn draw_member(
         .iter()
         .zip(&plan.label_keys)
         .map(|((key, values), &label)| (key.clone(), draw_pick_own(|| keyed(label), values, &places)))
-        .collect();
+        // Inserted one by one: collecting sorts a list first, and a member has a few labels.
+        .fold(BTreeMap::new(), |mut labels, (key, value)| {
+            labels.insert(key, value);
+            labels
+        });
     let version_key = pick_own(|| stream("kubernetesVersion"), &plan.dto.kubernetes_versions).unwrap_or_default();
     let kubernetes_version = match plan.versions.get(version_key) {
         Some(VersionKey::Exact(v)) => v.clone(),
@@ -950,21 +954,23 @@ fn draw_member(
             ..NodePoolDto::default()
         }],
     };
-    let mut age_rng = stream("nodeImageAge");
-    for pool in &mut pools {
-        if pool.node_image_version.is_some() {
-            continue;
-        }
-        let os = match &pool.os_sku {
-            Some(sku) => parse_os_sku(sku, parsed_version).ok(),
-            None => parse_os_sku("Ubuntu", parsed_version).ok(),
-        };
-        let Some(os) = os else { continue };
-        let age = pick_index(&mut age_rng, &plan.image_age);
-        let available = || calendar.images_available(os.default_image_family(), region, ctx.start);
-        let newest_first = available().count();
-        if let Some(release) = available().nth(age.min(newest_first.saturating_sub(1))) {
-            pool.node_image_version = Some(release.version.to_string());
+    // A pool without an image takes one of the newest of its family in its region, by age. When no
+    // pool has one to take, the draws would pick nothing: the stream is not made.
+    let os_of = |pool: &NodePoolDto| match &pool.os_sku {
+        Some(sku) => parse_os_sku(sku, parsed_version).ok(),
+        None => parse_os_sku("Ubuntu", parsed_version).ok(),
+    };
+    let available = |os: OsSku| calendar.images_available(os.default_image_family(), region, ctx.start);
+    let drawing = |pool: &&mut NodePoolDto| pool.node_image_version.is_none();
+    if pools.iter_mut().filter(drawing).filter_map(|pool| os_of(pool)).any(|os| available(os).next().is_some()) {
+        let mut age_rng = stream("nodeImageAge");
+        for pool in pools.iter_mut().filter(drawing) {
+            let Some(os) = os_of(pool) else { continue };
+            let age = pick_index(&mut age_rng, &plan.image_age);
+            let newest_first = available(os).count();
+            if let Some(release) = available(os).nth(age.min(newest_first.saturating_sub(1))) {
+                pool.node_image_version = Some(release.version.to_string());
+            }
         }
     }
     let auto_upgrade = (!plan.auto_upgrade.is_empty())

@@ -181,7 +181,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
         .and_then(|id| ClusterRef::parse(id).map_err(|e| ctx.err(join(path, "clusterResourceId"), e)).ok());
     for (key, value) in &m.labels {
         let label_path = || join(&join(path, "labels"), key);
-        if FLEET_LABELS.contains(&key.as_str()) {
+        if key.starts_with("fleet.azure.com/") && FLEET_LABELS.contains(&key.as_str()) {
             check_fleet_label(ctx, m, cluster.as_ref(), key, value, &label_path());
             continue;
         }
@@ -204,6 +204,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
             Vec::new()
         }
         Some(list) => {
+            // Names are compared only between pools (a member usually has one).
             let mut names = BTreeSet::new();
             // Sized to the list: a member keeps its pools for the whole run, and a list grown
             // from empty would keep room for four.
@@ -211,7 +212,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
             for (i, p) in list.iter().enumerate() {
                 // Made only for a problem, like the member's own paths.
                 let pool_path = || join(&join(path, "nodePools"), i);
-                if !names.insert(p.name.as_str()) {
+                if list.len() > 1 && !names.insert(p.name.as_str()) {
                     ctx.err(join(&pool_path(), "name"), format!("node pool {} appears twice", echo(&p.name)));
                 }
                 pools.extend(build_pool(ctx, p, &pool_path, version));
@@ -237,7 +238,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
     let [auto_upgrade_window, node_os_window] = windows;
     let (long_term_support, stopped) = (m.long_term_support, m.stopped);
     let name_key = name_key(&m.name);
-    let own = |(k, _): &(String, String)| !FLEET_LABELS.contains(&k.as_str());
+    let own = |(k, _): &(String, String)| !(k.starts_with("fleet.azure.com/") && FLEET_LABELS.contains(&k.as_str()));
     let (name, region, group, labels) = match dto {
         Cow::Owned(m) => (m.name, m.region, m.group, m.labels.into_iter().filter(own).collect()),
         Cow::Borrowed(m) => (
