@@ -112,6 +112,13 @@ pub trait Facts {
     fn approves_at_open(&mut self, _run: RunId, _gate: GateRef) -> bool {
         false
     }
+    /// Would the attempt of a member that starts now fail as it starts, changing nothing (another
+    /// operation in progress, a stopped cluster, a version it may not take, an expired image)? Such
+    /// a failure ends in the same instant; asked only where it would trip a threshold (SEMANTICS
+    /// §6, §11 "Trips"). The default: never.
+    fn fails_at_once(&mut self, _run: RunId, _member: MemberId, _now: Time) -> bool {
+        false
+    }
 }
 
 /// SEMANTICS §5.5: the checks a–e in their normative order.

@@ -408,6 +408,9 @@ pub struct UpdateRun {
     dirty: Dirty,
     /// A member finished since the display states were last settled.
     unsettled: bool,
+    /// A member started in this instant fails as it starts, and its failure trips a threshold:
+    /// nothing more starts until that failure, due in this same instant, is counted (§11 "Trips").
+    failing_at_once: bool,
 }
 
 clone_reusing!(UpdateRun {
@@ -437,6 +440,7 @@ clone_reusing!(UpdateRun {
     run_mark,
     dirty,
     unsettled,
+    failing_at_once,
 });
 
 /// The groups of the current stage whose state may have changed since the run last settled: a
@@ -527,6 +531,7 @@ impl UpdateRun {
             run_mark: 0,
             dirty: Dirty { all: true, groups: 0 },
             unsettled: false,
+            failing_at_once: false,
         };
         run.decide_gates_approved_at_open(facts);
         run
@@ -968,6 +973,11 @@ impl UpdateRun {
     /// A member's upgrade ended. Failures roll up and may trip thresholds (SEMANTICS §6, §11 "Trips").
     pub fn member_finished(&mut self, slot: Slot, outcome: Outcome, now: Time) {
         invariant!(self.member(slot).state == UpdateState::Running, "only running members finish");
+        // Counted below, with every other completion of the instant before anything is scheduled;
+        // the groups that had no turn after it are looked at again.
+        if std::mem::take(&mut self.failing_at_once) {
+            self.touch_all();
+        }
         let (s, g) = (slot.stage as usize, slot.group as usize);
         let failed = matches!(outcome, Outcome::Failed(_));
         let (state, note) = match outcome {
@@ -1008,6 +1018,16 @@ impl UpdateRun {
         if self.unsettled {
             self.settle(now);
         }
+    }
+
+    /// Whether one more failure in group `g` of stage `s` would trip the group or the stage (as
+    /// [`count_failure`](Self::count_failure) trips them).
+    fn next_failure_trips(&self, s: usize, g: usize) -> bool {
+        let stage = &self.stages[s];
+        let group = &stage.groups[g];
+        let group_trips = !group.user_skipped && !group.tripped && group.failure_count >= group.max_allowed_failures;
+        let stage_trips = !stage.user_skipped && !stage.tripped && stage.failure_count >= stage.max_allowed_failures;
+        group_trips || stage_trips
     }
 
     fn count_failure(&mut self, s: usize, g: usize) {
@@ -1391,7 +1411,7 @@ impl UpdateRun {
         out: &mut Vec<Command>,
     ) -> (bool, bool) {
         let s = self.current;
-        if s >= self.stages.len() || self.is_blocked() {
+        if s >= self.stages.len() || self.is_blocked() || self.failing_at_once {
             return (false, false);
         }
         if self.stages[s].phase != Phase::Active || self.stages[s].tripped {
@@ -1414,6 +1434,9 @@ impl UpdateRun {
                 }
                 if self.turn(s, g, now, poll, facts, out, &mut skipped_any) {
                     started_in_pass = true;
+                    if self.failing_at_once {
+                        return (true, skipped_any);
+                    }
                 }
             }
             if !started_in_pass {
@@ -1452,6 +1475,12 @@ impl UpdateRun {
                     self.mark_member_pending(slot, kind, note, recheck_at, now, true)
                 }
                 Verdict::Start => {
+                    // §6, §11 "Trips": a threshold trips at once, and after that no new member
+                    // starts. An attempt that fails as it starts ends in this instant, so where its
+                    // failure would trip a threshold nothing more starts before it is counted.
+                    if self.next_failure_trips(s, g) && facts.fails_at_once(self.id, member_id, now) {
+                        self.failing_at_once = true;
+                    }
                     self.mark_member_running(slot, now);
                     out.push(Command::Start { slot, member: member_id });
                     return true;

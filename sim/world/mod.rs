@@ -831,6 +831,82 @@ impl<'a> World<'a> {
         heads.heads[m]
     }
 
+    /// Why an attempt of `member` in `run` would fail as it starts, before anything of the cluster
+    /// changes (azure-fleet-semantics.md §9, SEMANTICS §8): the code and the message; `None` when
+    /// it would not. The expiry of a target image is [`attempt_pools`](Self::attempt_pools)'s.
+    fn refusal(&self, run: RunId, member: MemberId) -> Option<(&'static str, String)> {
+        let context = &self.runs[run as usize];
+        let state = &self.members[member.index()];
+        if let Some(other) = state.busy_with {
+            let message = format!(
+                "another operation (update run \"{}\") is in progress on the managed cluster; concurrent operations are not allowed",
+                self.runs[other as usize].name
+            );
+            return Some(("OperationNotAllowed", message));
+        }
+        if state.windows & STOPPED != 0 {
+            return Some((
+                "OperationNotAllowed",
+                "the managed cluster is stopped; start it before upgrading".to_string(),
+            ));
+        }
+        if context.spec.lts_only && state.windows & LTS == 0 {
+            let target = context.spec.kubernetes_version.map(|v| v.to_string()).unwrap_or_default();
+            let message = format!(
+                "Kubernetes {target} is only supported with long-term support (LTS) and the cluster does not have it"
+            );
+            return Some(("K8sVersionNotSupported", message));
+        }
+        if let Some(target) = self.minor_skip_blocked(run, member) {
+            return Some(("UpgradeVersionSkipNotAllowed", self.skip_message(member, state.kubernetes_version, target)));
+        }
+        None
+    }
+
+    /// The pools an attempt of `member` in `run` starting at `now` upgrades, each with its target
+    /// image (`None`: rolled for the Kubernetes version alone, `rolls_all`), and the first pool whose
+    /// target image is past its validity (SEMANTICS §8).
+    #[allow(clippy::type_complexity)]
+    fn attempt_pools(
+        &self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+        rolls_all: bool,
+    ) -> (Vec<(usize, Option<Cow<'a, NodeImageVersion>>)>, Option<(usize, &'a ImageRelease)>) {
+        let context = &self.runs[run as usize];
+        let releases: &'a ReleaseCalendar = self.releases;
+        let mut pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>)> = Vec::new();
+        let mut expired: Option<(usize, &'a ImageRelease)> = None;
+        // A run that leaves pools alone has no pool target and rolls no pool (`rolls_all` is Full).
+        let pool_count =
+            if context.spec.kind.touches_pools() { self.fleet[member.index()].node_pools.len() } else { 0 };
+        for i in 0..pool_count {
+            let image = self
+                .pool_target(run, member, i, now)
+                .filter(|t| Self::behind(&self.pools_of(member)[i].image, t))
+                .map(|t| match releases.image_release(t) {
+                    Some(release) if release.version.as_str() == t.as_str() => {
+                        if expired.is_none() && now - release.published > self.settings.node_image_max_age {
+                            expired = Some((i, release));
+                        }
+                        Cow::Borrowed(&release.version)
+                    }
+                    _ => Cow::Owned(t.clone()),
+                });
+            if image.is_some() || rolls_all {
+                pools.push((i, image));
+            }
+        }
+        (pools, expired)
+    }
+
+    /// Whether an attempt of `member` in `run` starting at `now` fails as it starts (see
+    /// [`Facts::fails_at_once`]): what [`draw_attempt`](Self::draw_attempt) checks first.
+    fn attempt_fails_at_once(&self, run: RunId, member: MemberId, now: Time) -> bool {
+        self.refusal(run, member).is_some() || self.attempt_pools(run, member, now, false).1.is_some()
+    }
+
     /// How an attempt of `member` in `run` that starts at `now` goes, from the streams of `keys`;
     /// nothing is changed until [`begin`](Self::begin).
     /// `head`: the first words of the duration stream, when computed ahead.
@@ -863,58 +939,16 @@ impl<'a> World<'a> {
         let immediate = |code: &str, message: String| {
             flight(Duration::ZERO, None, Vec::new(), Outcome::Failed(Note::error(code, message)), false)
         };
-        if let Some(other) = self.members[member.index()].busy_with {
-            let message = format!(
-                "another operation (update run \"{}\") is in progress on the managed cluster; concurrent operations are not allowed",
-                self.runs[other as usize].name
-            );
-            return immediate("OperationNotAllowed", message);
+        if let Some((code, message)) = self.refusal(run, member) {
+            return immediate(code, message);
         }
-        if self.members[member.index()].windows & STOPPED != 0 {
-            let message = "the managed cluster is stopped; start it before upgrading".to_string();
-            return immediate("OperationNotAllowed", message);
-        }
-        if context.spec.lts_only && self.members[member.index()].windows & LTS == 0 {
-            let target = context.spec.kubernetes_version.map(|v| v.to_string()).unwrap_or_default();
-            let message = format!(
-                "Kubernetes {target} is only supported with long-term support (LTS) and the cluster does not have it"
-            );
-            return immediate("K8sVersionNotSupported", message);
-        }
-        if let Some(target) = self.minor_skip_blocked(run, member) {
-            let message = self.skip_message(member, current, target);
-            return immediate("UpgradeVersionSkipNotAllowed", message);
-        }
-
         let control_plane =
             context.spec.kubernetes_version.filter(|t| context.spec.kind.touches_control_plane() && *t > current);
         // SEMANTICS §8: a Full upgrade that changes the Kubernetes version rolls every pool (its nodes
         // move to the new version even when their image is already at target); otherwise only pools
         // whose image is behind their target are upgraded.
         let rolls_all = control_plane.is_some() && context.spec.kind == UpgradeType::Full;
-        let releases: &'a ReleaseCalendar = self.releases;
-        let mut pools: Vec<(usize, Option<Cow<'a, NodeImageVersion>>)> = Vec::new();
-        // The first pool whose target image is past its validity (SEMANTICS §8).
-        let mut expired: Option<(usize, &'a ImageRelease)> = None;
-        // A run that leaves pools alone has no pool target and rolls no pool (`rolls_all` is Full).
-        let pool_count = if context.spec.kind.touches_pools() { m.node_pools.len() } else { 0 };
-        for i in 0..pool_count {
-            let image = self
-                .pool_target(run, member, i, now)
-                .filter(|t| Self::behind(&self.pools_of(member)[i].image, t))
-                .map(|t| match releases.image_release(t) {
-                    Some(release) if release.version.as_str() == t.as_str() => {
-                        if expired.is_none() && now - release.published > self.settings.node_image_max_age {
-                            expired = Some((i, release));
-                        }
-                        Cow::Borrowed(&release.version)
-                    }
-                    _ => Cow::Owned(t.clone()),
-                });
-            if image.is_some() || rolls_all {
-                pools.push((i, image));
-            }
-        }
+        let (pools, expired) = self.attempt_pools(run, member, now, rolls_all);
         if let Some((i, release)) = expired {
             let message = format!(
                 "target node image version \"{}\" for agent pool {} was published {} and is older than the {} days images stay valid",
@@ -1277,6 +1311,10 @@ impl Facts for World<'_> {
 
     fn approves_at_open(&mut self, run: RunId, gate: GateRef) -> bool {
         self.approval_delay(run, gate) == Some(Duration::ZERO)
+    }
+
+    fn fails_at_once(&mut self, run: RunId, member: MemberId, now: Time) -> bool {
+        self.attempt_fails_at_once(run, member, now)
     }
 
     fn has_window(&mut self, run: RunId, member: MemberId) -> bool {

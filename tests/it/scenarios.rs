@@ -1383,6 +1383,36 @@ fn a_skip_at_the_instant_of_the_last_completion_skips_a_group_whose_after_gates_
     assert_eq!(r.runs[0].state, Completed);
 }
 
+/// SEMANTICS §6 and §11 "Trips": a threshold trips at once and no new member starts after it. An
+/// attempt that fails as it starts (here a stopped cluster's, azure-fleet-semantics.md §9) ends in
+/// the instant it starts: where its failure trips the group or the stage, the members after it in
+/// that instant do not start, in its group (a02) or in a sibling group (b01).
+#[test]
+fn a_failure_as_an_attempt_starts_that_trips_a_threshold_starts_nothing_after_it() {
+    let mut fleet = concat(vec![members("a", "ga", 2), members("b", "gb", 1)]);
+    fleet[0]["stopped"] = json!(true);
+    let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": "3", "groups": [
+        {"name": "ga", "maxConcurrency": "2"}, {"name": "gb"}]}]});
+    let (s, r) = run(&scenario_json(fleet.clone(), strategy, json!({}), json!({})));
+    let t = trace(&s, &r, "r");
+    assert!(t.contains("+00:00 member a01 NotStarted->Failed"), "{t}");
+    assert!(t.contains("+00:00 group ga NotStarted->Failed"), "{t}");
+    assert!(t.contains("+00:00 run NotStarted->Failed"), "{t}");
+    assert!(!t.contains("a02") && !t.contains("b01"), "{t}");
+    assert_eq!(r.runs[0].state, Failed);
+
+    // Within its thresholds the failure frees its slot in the same instant, as before: a02 and
+    // b01 start at once.
+    let strategy = json!({"stages": [{"name": "s1", "maxConcurrency": "3", "maxAllowedFailures": "1", "groups": [
+        {"name": "ga", "maxConcurrency": "2", "maxAllowedFailures": "1"}, {"name": "gb"}]}]});
+    let (s, r) = run(&scenario_json(fleet, strategy, json!({}), json!({})));
+    let t = trace(&s, &r, "r");
+    assert!(t.contains("+00:00 member a01 NotStarted->Failed"), "{t}");
+    assert!(t.contains("+00:00 member a02 NotStarted->Running"), "{t}");
+    assert!(t.contains("+00:00 member b01 NotStarted->Running"), "{t}");
+    assert_eq!(r.runs[0].state, Completed);
+}
+
 /// SEMANTICS §11 "Halts": a stopped run reaches nothing new. s1's before gate is approved while the
 /// run is stopped: its group is reached only when the run starts again. Two guards hold this (the
 /// stage passing its gates, the group being reached, both only outside a halt); the test fails when
