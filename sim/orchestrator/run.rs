@@ -847,9 +847,8 @@ impl UpdateRun {
             return;
         }
         let mut out = Vec::new();
-        for g in 0..self.stages[s].groups.len() {
-            self.progress_group(s, g, now, true, &mut out);
-        }
+        // Every group: the caller touched them all.
+        self.progress_groups(s, now, true, &mut out);
         self.enter_after_phase(s, now, true, &mut out);
         invariant!(out.is_empty(), "finishing what needs nothing new opens no gate and arms no timer");
     }

@@ -834,6 +834,7 @@ impl<'a> World<'a> {
     /// Why an attempt of `member` in `run` would fail as it starts, before anything of the cluster
     /// changes (azure-fleet-semantics.md §9, SEMANTICS §8): the code and the message; `None` when
     /// it would not. The expiry of a target image is [`attempt_pools`](Self::attempt_pools)'s.
+    #[inline(always)]
     fn refusal(&self, run: RunId, member: MemberId) -> Option<(&'static str, String)> {
         let context = &self.runs[run as usize];
         let state = &self.members[member.index()];
@@ -867,6 +868,7 @@ impl<'a> World<'a> {
     /// image (`None`: rolled for the Kubernetes version alone, `rolls_all`), and the first pool whose
     /// target image is past its validity (SEMANTICS §8).
     #[allow(clippy::type_complexity)]
+    #[inline(always)]
     fn attempt_pools(
         &self,
         run: RunId,
