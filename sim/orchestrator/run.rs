@@ -411,6 +411,8 @@ pub struct UpdateRun {
     /// A member started in this instant fails as it starts, and its failure trips a threshold:
     /// nothing more starts until that failure, due in this same instant, is counted (§11 "Trips").
     failing_at_once: bool,
+    /// `note` is the failure note [`settle`](Self::settle) gave the run as it became `Failed`.
+    failure_noted: bool,
 }
 
 clone_reusing!(UpdateRun {
@@ -441,6 +443,7 @@ clone_reusing!(UpdateRun {
     dirty,
     unsettled,
     failing_at_once,
+    failure_noted,
 });
 
 /// The groups of the current stage whose state may have changed since the run last settled: a
@@ -532,6 +535,7 @@ impl UpdateRun {
             dirty: Dirty { all: true, groups: 0 },
             unsettled: false,
             failing_at_once: false,
+            failure_noted: false,
         };
         run.decide_gates_approved_at_open(facts);
         run
@@ -755,6 +759,7 @@ impl UpdateRun {
             }
         }
         self.note = Note::default();
+        self.failure_noted = false;
         self.settle(now);
         Ok(())
     }
@@ -804,6 +809,7 @@ impl UpdateRun {
         }
         self.user_stop = true;
         self.note = Note::message("stopped by user");
+        self.failure_noted = false;
         self.settle(now);
         Ok(())
     }
@@ -1757,6 +1763,11 @@ impl UpdateRun {
         let state = self.run_display();
         if state == UpdateState::Failed && self.note.is_empty() {
             self.note = self.failure_note();
+            self.failure_noted = true;
+        } else if self.failure_noted && matches!(state, UpdateState::Completed | UpdateState::Skipped) {
+            // The failure is behind it (its failed stage was skipped, in this instant or later).
+            self.note = Note::default();
+            self.failure_noted = false;
         }
         self.set_run_state(state, now);
     }

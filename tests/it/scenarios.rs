@@ -734,6 +734,38 @@ fn retry_failed_on_restart_setting() {
     assert_eq!(r.runs[0].state, Completed);
 }
 
+/// A run `Failed` only within one instant is not a failed run (SEMANTICS §11 "Timeline rows": a
+/// state held for zero time is not a row): a01's failure at +1h trips its stage, and a skip of that
+/// stage in the same instant (user actions come after completions) ends the run `Skipped`. Its
+/// timeline never shows it `Failed`, and it carries no "stage … failed" note.
+#[test]
+fn a_run_failed_only_within_one_instant_carries_no_failure_note() {
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let actions = json!({"actions": [{"at": "+1h", "action": "skip", "targets": [{"type": "Stage", "name": "s1"}]}]});
+    let extra = json!({"models": {"overrides": [{"member": "a01", "run": "r", "outcome": "Failed"}]}});
+    let (s, r) = run(&scenario_json(members("a", "ga", 1), strategy, actions, extra));
+    let t = trace(&s, &r, "r");
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    assert!(t.contains("+01:00 member a01 Running->Failed"), "{t}");
+    assert!(t.contains("+01:00 stage s1 Running->Skipped"), "{t}");
+    assert!(!t.lines().any(|l| l.contains(" run ") && l.contains("Failed")), "{t}");
+    assert_eq!(r.runs[0].state, Skipped);
+    assert_eq!(r.runs[0].failure_count, 1);
+    let note = r.runs[0].note.message.as_deref().unwrap_or_default();
+    assert!(!note.contains("failed"), "{note:?}");
+
+    // Skipped an hour later, the run was `Failed` for that hour, with the note; it ends without it.
+    let actions = json!({"actions": [{"at": "+2h", "action": "skip", "targets": [{"type": "Stage", "name": "s1"}]}]});
+    let extra = json!({"models": {"overrides": [{"member": "a01", "run": "r", "outcome": "Failed"}]}});
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let (s, r) = run(&scenario_json(members("a", "ga", 1), strategy, actions, extra));
+    let t = trace(&s, &r, "r");
+    assert!(t.contains("+01:00 run Running->Failed"), "{t}");
+    assert!(t.contains("+02:00 run Failed->Skipped"), "{t}");
+    assert_eq!(r.runs[0].state, Skipped);
+    assert!(r.runs[0].note.is_empty(), "{:?}", r.runs[0].note);
+}
+
 #[test]
 fn skip_member_group_stage_and_wait() {
     let strategy = json!({"stages": [
