@@ -33,9 +33,10 @@ pub fn kubernetes_target(
     match channel {
         Channel::Rapid => latest_patch(n, released),
         Channel::Stable => {
-            // N−1: the newest released minor below N (falls back to N when only one minor exists).
-            let previous = released.iter().map(|v| v.minor_version()).filter(|m| *m < n).max();
-            latest_patch(previous.unwrap_or(n), released)
+            // Minor N−1 exactly: a calendar without a release of it gives Stable nothing to target
+            // (not N, and not an older minor across a gap).
+            let previous = MinorVersion { major: n.major, minor: n.minor.checked_sub(1)? };
+            latest_patch(previous, released)
         }
         Channel::TargetKubernetesVersion => {
             let minor = target_minor?;
@@ -75,7 +76,9 @@ mod tests {
             (Channel::Rapid, &["1.29.9", "1.30.5", "1.31.1"], None, false, Some("1.31.1")),
             (Channel::Stable, &["1.29.9", "1.30.5", "1.31.1"], None, false, Some("1.30.5")),
             (Channel::Stable, &["1.29.9", "1.30.5"], None, false, Some("1.29.9")),
-            (Channel::Stable, &["1.30.5"], None, false, Some("1.30.5")),
+            // Without a release of N−1 Stable targets nothing, also across a gap in the minors.
+            (Channel::Stable, &["1.30.5"], None, false, None),
+            (Channel::Stable, &["1.29.9", "1.31.1"], None, false, None),
             (Channel::TargetKubernetesVersion, &docs, Some("1.18"), false, Some("1.18.6")),
             (Channel::TargetKubernetesVersion, &docs, Some("1.20"), false, None),
             // Target 1.29 with the community at 1.33: only LTS keeps following it.
