@@ -189,7 +189,9 @@ pub(crate) fn mentions_kubernetes(releases: &ReleasesDto, version: KubernetesVer
 fn availability(ctx: &mut Ctx, dto: &Option<AvailabilityDto>, path: &str) -> Availability {
     match dto {
         None => Availability::always(),
-        Some(AvailabilityDto::Everywhere(t)) => Availability { default: ctx.time(t, path), regions: BTreeMap::new() },
+        Some(AvailabilityDto::Everywhere(t)) => {
+            Availability { default: ctx.time(t, path), regions: BTreeMap::new(), anywhere: None }
+        }
         Some(AvailabilityDto::PerRegion(per_region)) => Availability {
             default: per_region.default.as_ref().and_then(|t| ctx.time(t, &join(path, "default"))),
             regions: per_region
@@ -197,6 +199,7 @@ fn availability(ctx: &mut Ctx, dto: &Option<AvailabilityDto>, path: &str) -> Ava
                 .iter()
                 .filter_map(|(r, t)| ctx.time(t, &join(&join(path, "regions"), r)).map(|t| (r.clone(), t)))
                 .collect(),
+            anywhere: None,
         },
     }
 }
@@ -361,8 +364,9 @@ pub(crate) fn build_releases(
             }
         }
     }
-    // Only the fleet's regions are ever asked about: drawing the others would cost every
-    // replication a stream per release and region for nothing.
+    // Only the fleet's regions are ever asked about, and when a release is out anywhere (which
+    // `RolloutModel::spread` finds from the first rings alone): drawing every region would cost
+    // every replication a stream per release and region for nothing.
     calendar.rollout_regions = regions.into_iter().collect();
     calendar.rollout = rollout;
     calendar.realize(SeedTree::new(seed, 0));

@@ -271,7 +271,7 @@ fn kubernetes_stream(
         rng: Stream,
     }
     let mut trains: BTreeMap<(u32, u32), Train> = BTreeMap::new();
-    let before = Availability { default: Some(start - Duration::days(1)), regions: BTreeMap::new() };
+    let before = Availability { default: Some(start - Duration::days(1)), regions: BTreeMap::new(), anywhere: None };
     let add = |calendar: &mut ReleaseCalendar, version: KubernetesVersion, released: Option<Time>| {
         if calendar.kubernetes.iter().any(|r| r.version == version) {
             return;

@@ -13,12 +13,15 @@ use super::rollout::{RolloutModel, RolloutRelease};
 pub struct Availability {
     pub default: Option<Time>,
     pub regions: BTreeMap<String, Time>,
+    /// The first instant the release is in some region outside `regions` that no member is in
+    /// (the rollout model draws the fleet's regions only), when that is earlier than the others.
+    pub anywhere: Option<Time>,
 }
 
 impl Availability {
     /// Available in every region since the beginning of time.
     pub fn always() -> Availability {
-        Availability { default: Some(Time(i64::MIN / 4)), regions: BTreeMap::new() }
+        Availability { default: Some(Time(i64::MIN / 4)), regions: BTreeMap::new(), anywhere: None }
     }
 
     pub fn at(&self, region: &str) -> Option<Time> {
@@ -31,7 +34,7 @@ impl Availability {
 
     /// The first instant the release is in at least one region (auto-upgrade triggers, SEMANTICS §9).
     pub fn first(&self) -> Option<Time> {
-        self.regions.values().copied().chain(self.default).min()
+        self.regions.values().copied().chain(self.default).chain(self.anywhere).min()
     }
 }
 

@@ -136,24 +136,47 @@ impl RolloutModel {
                 Some(ForcedPause { before_ring, duration: model.duration.sample(&mut rng) })
             }),
         };
-        let mut times = BTreeMap::new();
-        for region in regions {
-            let ring = self.ring_of(region);
-            let mut lag = ring_starts.get(ring).copied().unwrap_or(Duration::ZERO);
-            if let Some(p) = pause
-                && ring >= p.before_ring
-            {
-                lag = Duration(lag.as_seconds().saturating_add(p.duration.as_seconds()));
+        // A ring's start, delayed by the pause when the pause comes before it.
+        let ring_lag = |ring: usize| {
+            let lag = ring_starts.get(ring).copied().unwrap_or(Duration::ZERO);
+            match pause {
+                Some(p) if ring >= p.before_ring => Duration(lag.as_seconds().saturating_add(p.duration.as_seconds())),
+                _ => lag,
             }
+        };
+        // When the release reaches `region` of `ring`, in whole minutes.
+        let reaches = |ring: usize, region: &str| {
+            let mut lag = ring_lag(ring);
             if self.jitter > Duration::ZERO {
                 let mut rng = tree.stream(Purpose::ReleaseRollout, [key, name_key(region), 1]);
                 lag = Duration(lag.as_seconds().saturating_add(rng.random_range(0..=self.jitter.as_seconds())));
             }
-            let minutes = lag.as_seconds().max(0) / 60 * 60;
-            times.insert(region.to_string(), Time(release.released.0.saturating_add(minutes)));
+            Time(release.released.0.saturating_add(lag.as_seconds().max(0) / 60 * 60))
+        };
+        let mut times = BTreeMap::new();
+        for region in regions {
+            times.insert(region.to_string(), reaches(self.ring_of(region), region));
         }
         let default = times.values().copied().max().or(Some(release.released));
-        Availability { default, regions: times }
+        // SEMANTICS §9: a release is out when it first reaches a region, any region the model
+        // knows, not only the fleet's. Jitter only delays, so a ring that starts after the earliest
+        // time found cannot be earlier: only the first rings' regions are drawn.
+        let in_fleet = times.values().copied().min();
+        let mut anywhere = in_fleet;
+        let mut rings: Vec<usize> = (0..self.rings.len()).collect();
+        rings.sort_by_key(|&ring| ring_lag(ring));
+        for ring in rings {
+            let start = Time(release.released.0.saturating_add(ring_lag(ring).as_seconds().max(0) / 60 * 60));
+            if anywhere.is_some_and(|t| t <= start) {
+                break;
+            }
+            for region in &self.rings[ring].regions {
+                let t = reaches(ring, region);
+                anywhere = Some(anywhere.map_or(t, |a| a.min(t)));
+            }
+        }
+        let anywhere = anywhere.filter(|t| in_fleet.is_none_or(|f| *t < f));
+        Availability { default, regions: times, anywhere }
     }
 }
 

@@ -100,6 +100,40 @@ fn no_run_is_generated_retroactively_or_by_a_disabled_profile() {
     assert!(r.runs.is_empty());
 }
 
+/// SEMANTICS §9: a release is out when it first reaches any region, not only one of the fleet's.
+/// Spread by the rollout model (no pause, ring 0 within two days of the release), a release made
+/// three days before the start had reached the first ring's regions before it, so it generates no
+/// run for a fleet in a later region; one made a day after the start generates its run when the
+/// first ring has it, and the member waits `Pending` until its own region has it.
+#[test]
+fn a_rolled_out_release_is_out_when_it_reaches_any_region_not_only_the_fleets() {
+    let scenario = |released: &str| {
+        serde_json::to_string(&json!({
+            "name": "rollout-trigger", "seed": 5, "start": START, "settings": {"horizon": "60d"},
+            "models": {"duration": {"member": "1h"}, "failure": {"probability": 0.0}},
+            "members": [{"name": "m1", "region": "westeurope", "kubernetesVersion": "1.33.1",
+                "nodePools": [{"name": "linux", "nodeImageVersion": "AKSUbuntu-2204gen2containerd-202602.01.0"}]}],
+            "releases": {"kubernetes": [{"version": "1.32.5", "available": BEFORE}, {"version": "1.33.1", "available": BEFORE},
+                {"version": "1.33.2", "released": released}], "rollout": {"pause": {"probability": 0}}},
+            "autoUpgradeProfiles": [{"name": "rapid", "channel": "Rapid"}],
+        }))
+        .unwrap()
+    };
+    let (_, r) = run(&scenario("-3d"));
+    assert!(r.runs.is_empty(), "1.33.2 reached the first ring before the start: {:?}", names(&r));
+
+    let (s, r) = run(&scenario("+1d"));
+    assert_eq!(names(&r), ["rapid-1-33-2"]);
+    let release = s.releases.kubernetes.iter().find(|k| k.version.to_string() == "1.33.2").unwrap();
+    let first = release.availability.first().unwrap();
+    let in_westeurope = release.availability.at("westeurope").unwrap();
+    assert!(first < in_westeurope, "a ring before westeurope's has it first: {first} vs {in_westeurope}");
+    let rapid = run_named(&r, "rapid-1-33-2");
+    assert_eq!(rapid.start_time, Some(first));
+    assert!(rapid.stages[0].groups[0].members[0].start_time().is_some_and(|t| t >= in_westeurope));
+    assert_eq!(rapid.state, Completed);
+}
+
 #[test]
 fn target_kubernetes_version_with_lts_fails_non_lts_members() {
     // Target 1.29 with the community at 1.33: a 1.29 patch keeps coming for LTS; non-LTS members fail
@@ -259,10 +293,10 @@ fn the_one_year_example_generates_runs_from_both_profiles() {
     // The counts README states: they follow from the release stream alone (one NodeImage run per
     // image release of each family).
     assert_eq!(by_profile("stable"), 12);
-    assert_eq!(by_profile("node-image"), 57);
+    assert_eq!(by_profile("node-image"), 58);
     let family_runs =
         |tag: &str| r.specs.iter().filter(|spec| spec.name.starts_with(&format!("node-image-{tag}"))).count();
-    assert_eq!([family_runs("ubuntu"), family_runs("azurelinux"), family_runs("windows")], [23, 23, 11]);
+    assert_eq!([family_runs("ubuntu"), family_runs("azurelinux"), family_runs("windows")], [24, 23, 11]);
     assert!(
         r.specs
             .iter()
