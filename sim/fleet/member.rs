@@ -1,5 +1,6 @@
 //! Fleet members (AKS clusters) and their node pools, as the simulator sees them.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -78,7 +79,9 @@ pub struct NodePool {
     pub os_sku: OsSku,
     pub node_count: u32,
     /// The image family of the pool (e.g. `AKSUbuntu-2204gen2containerd`).
-    pub image_family: String,
+    /// Shared with the OS SKU's default family when it is that one (most pools): a fleet of a
+    /// million pools does not hold a million copies of one name.
+    pub image_family: Cow<'static, str>,
     /// The current node image; `None` when the scenario does not say (treated as older than any release).
     pub node_image_version: Option<NodeImageVersion>,
     /// `None`: the AKS default for the member's Kubernetes version (aks-models.md §4.1).

@@ -1,6 +1,8 @@
 //! Node pools: a pool DTO → [`NodePool`], and the OS SKU and surge parsers the member generators
 //! check their models with.
 
+use std::borrow::Cow;
+
 use crate::fleet::{KubernetesVersion, NodeImageVersion, NodePool, OsSku, Surge};
 
 use super::ctx::{Ctx, quoted};
@@ -13,7 +15,7 @@ pub(crate) fn default_pool(version: Option<KubernetesVersion>) -> NodePool {
         name: "nodepool1".to_string(),
         os_sku: os,
         node_count: 3,
-        image_family: os.default_image_family().to_string(),
+        image_family: Cow::Borrowed(os.default_image_family()),
         node_image_version: None,
         max_surge: None,
         from_snapshot: false,
@@ -158,7 +160,10 @@ pub(crate) fn build_pool(
         name: p.name.clone(),
         os_sku: os,
         node_count,
-        image_family: image.as_ref().map_or_else(|| os.default_image_family().to_string(), |i| i.family().to_string()),
+        image_family: match &image {
+            Some(i) if i.family() != os.default_image_family() => Cow::Owned(i.family().to_string()),
+            _ => Cow::Borrowed(os.default_image_family()),
+        },
         node_image_version: image,
         max_surge,
         from_snapshot: p.from_snapshot,

@@ -159,7 +159,7 @@ pub(crate) fn add_stream(
             .iter()
             .flat_map(|m| &m.node_pools)
             .filter(|p| p.os_sku.is_windows() == windows)
-            .map(|p| p.image_family.clone())
+            .map(|p| p.image_family.to_string())
             .collect()
     };
     if let Some(l) = &dto.linux_images {

@@ -552,7 +552,7 @@ impl<'a> World<'a> {
         }
         let regions = distinct(members.iter().map(|m| self.fleet[m.index()].region.as_str()));
         let families = distinct(
-            members.iter().flat_map(|m| self.fleet[m.index()].node_pools.iter().map(|p| p.image_family.as_str())),
+            members.iter().flat_map(|m| self.fleet[m.index()].node_pools.iter().map(|p| p.image_family.as_ref())),
         );
         let selected = families
             .into_iter()
@@ -639,8 +639,10 @@ impl<'a> World<'a> {
             ImageSelection::Latest => {
                 self.releases.newest_image(&pool.image_family, &m.region, now).map(|r| &r.version)
             }
-            ImageSelection::Consistent => context.selected_images.as_ref().and_then(|s| s.get(&pool.image_family)),
-            ImageSelection::Custom(versions) => versions.get(&pool.image_family),
+            ImageSelection::Consistent => {
+                context.selected_images.as_ref().and_then(|s| s.get(pool.image_family.as_ref()))
+            }
+            ImageSelection::Custom(versions) => versions.get(pool.image_family.as_ref()),
         }
     }
 
@@ -1419,7 +1421,7 @@ impl Facts for World<'_> {
             .node_pools
             .iter()
             .find(|p| {
-                !selected.contains_key(&p.image_family) && (!context.spec.security_patch || !p.os_sku.is_windows())
+                !selected.contains_key(p.image_family.as_ref()) && (!context.spec.security_patch || !p.os_sku.is_windows())
             })
             .map(|pool| {
                 Note::message(format!(

@@ -83,7 +83,7 @@ fn example_a_two_thousand_members_in_twenty_regions_start_only_inside_their_wind
     let run_start = run.start_time.unwrap();
     let selected = r.selected_images[0].as_ref().expect("a Consistent selection");
     let families: BTreeSet<&str> =
-        s.fleet.iter().flat_map(|m| m.node_pools.iter().map(|p| p.image_family.as_str())).collect();
+        s.fleet.iter().flat_map(|m| m.node_pools.iter().map(|p| p.image_family.as_ref())).collect();
     assert_eq!(selected.keys().map(String::as_str).collect::<BTreeSet<_>>(), families);
     let mut newer_somewhere = false;
     for (family, version) in selected {
