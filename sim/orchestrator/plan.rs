@@ -1,10 +1,9 @@
 //! A run's plan: membership resolved once at creation (SEMANTICS §3) and limits resolved against it
 //! (SEMANTICS §4, §2).
 
-use std::collections::HashMap;
-
 use rayon::iter::Either;
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 
 use crate::engine::Duration;
 use crate::fleet::{Member, MemberId};
@@ -154,7 +153,7 @@ fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<Pl
         // once, in group order, instead of every group's name compared with it.
         let by_name =
             (!stage.groups.is_empty() && stage.groups.iter().all(|g| g.member_selector.is_none())).then(|| {
-                let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+                let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
                 for (gi, g) in stage.groups.iter().enumerate() {
                     by_name.entry(g.name.as_str()).or_default().push(gi);
                 }

@@ -257,12 +257,17 @@ impl Placeholders<'_> {
         // `{` of the pattern starts a placeholder and no value holds a `{`, a replacement cannot
         // make or break another's occurrence, and one pass left to right gives the same text.
         let values = self.values();
-        let Some(first) = pattern.find('{') else { return pattern.to_string() };
+        // The `{`s of a pattern, found byte by byte: these texts are short, shorter than a
+        // searcher takes to set up.
+        let braces = || pattern.bytes().enumerate().filter(|(_, b)| *b == b'{').map(|(i, _)| i);
+        if braces().next().is_none() {
+            return pattern.to_string();
+        }
         let at_brace = |i: usize| values.iter().find(|(p, _)| pattern[i..].starts_with(p));
         let mut len = pattern.len();
-        let mut one_pass = values.iter().all(|(_, v)| !v.contains('{'));
-        for (i, _) in pattern[first..].match_indices('{') {
-            match at_brace(first + i) {
+        let mut one_pass = values.iter().all(|(_, v)| !v.bytes().any(|b| b == b'{'));
+        for i in braces() {
+            match at_brace(i) {
                 // Sized exactly: the text becomes a member's own and is kept as it is.
                 Some((placeholder, value)) => len = len - placeholder.len() + value.len(),
                 None => one_pass = false,
@@ -271,11 +276,11 @@ impl Placeholders<'_> {
         if one_pass {
             let mut out = String::with_capacity(len);
             let mut rest = 0;
-            for (i, _) in pattern[first..].match_indices('{') {
-                let (placeholder, value) = at_brace(first + i).expect("every brace starts a placeholder");
-                out.push_str(&pattern[rest..first + i]);
+            for i in braces() {
+                let (placeholder, value) = at_brace(i).expect("every brace starts a placeholder");
+                out.push_str(&pattern[rest..i]);
                 out.push_str(value);
-                rest = first + i + placeholder.len();
+                rest = i + placeholder.len();
             }
             out.push_str(&pattern[rest..]);
             return out;
