@@ -920,6 +920,8 @@ fn draw_member(
     };
     let parsed_version = KubernetesVersion::parse(&kubernetes_version).ok();
     let mut pool_rng = stream("nodePools");
+    // No pool list or model: the default pool, as a member without `nodePools` has it.
+    let default_pool = plan.dto.node_pools.is_none();
     let mut pools: Vec<NodePoolDto> = match (&plan.dto.node_pools, &plan.pools) {
         (Some(PoolsDto::Templates(list)), _) => list.clone(),
         (_, Some(model)) => {
@@ -995,7 +997,9 @@ fn draw_member(
         group,
         labels,
         kubernetes_version,
-        node_pools: Some(pools),
+        // Left out when it is the default pool as it stands, unless the DTO is kept to be shown:
+        // the member is built with the same default pool, without a pool DTO made and dropped.
+        node_pools: (keep_dtos || !default_pool || pools[0].node_image_version.is_some()).then_some(pools),
         aks_managed_auto_upgrade_schedule: auto_upgrade.map(Box::new),
         aks_managed_node_os_upgrade_schedule: node_os.map(Box::new),
         long_term_support,
