@@ -742,8 +742,7 @@ impl UpdateRun {
 
     /// `start`: accepted on `NotStarted`, `Stopped` and `Failed`.
     pub fn start(&mut self, now: Time) -> Result<(), String> {
-        self.settle_if_needed(now);
-        self.touch_all();
+        self.before_action(now);
         match self.state {
             UpdateState::NotStarted => {
                 self.started = true;
@@ -799,8 +798,7 @@ impl UpdateRun {
 
     /// `stop`: accepted on `Running` and `Pending`; in-flight members finish (SEMANTICS §7).
     pub fn stop(&mut self, now: Time) -> Result<(), String> {
-        self.settle_if_needed(now);
-        self.touch_all();
+        self.before_action(now);
         if !matches!(self.state, UpdateState::Running | UpdateState::Pending) {
             return Err(format!(
                 "stop is accepted on Running and Pending runs; run \"{}\" is {}",
@@ -829,9 +827,7 @@ impl UpdateRun {
 
     /// `skip` (SEMANTICS §7, §11 "User skips").
     pub fn skip(&mut self, target: SkipTarget, now: Time) -> Result<(), String> {
-        self.settle_if_needed(now);
-        self.touch_all();
-        self.finish_what_completions_finished(now);
+        self.before_action(now);
         let result = match target {
             SkipTarget::Member(slot) => self.skip_member(slot, now),
             SkipTarget::Group { stage, group } => self.skip_group(stage as usize, group as usize, now),
@@ -842,21 +838,31 @@ impl UpdateRun {
         result
     }
 
+    /// What a user action reads: the run as the instant's completions left it, settled.
+    fn before_action(&mut self, now: Time) {
+        self.settle_if_needed(now);
+        self.touch_all();
+        if self.finish_what_completions_finished(now) {
+            self.settle(now);
+        }
+    }
+
     /// SEMANTICS §11 "Ties at one instant": the instant's member completions come before user
     /// actions, so what they finish that needs nothing new (§11 "Halts": a group without
     /// `afterGates` whose members are all terminal, then a stage whose groups are all done, with
     /// nothing running and no `afterGates` or wait) is finished before an action reads it: a skip
     /// of a group or stage its last completion finished is refused, as it would be an instant later.
-    fn finish_what_completions_finished(&mut self, now: Time) {
+    /// Returns whether anything finished.
+    fn finish_what_completions_finished(&mut self, now: Time) -> bool {
         let s = self.current;
         if self.stages.get(s).is_none_or(|stage| stage.phase != Phase::Active) {
-            return;
+            return false;
         }
         let mut out = Vec::new();
         // Every group: the caller touched them all.
-        self.progress_groups(s, now, true, &mut out);
-        self.enter_after_phase(s, now, true, &mut out);
+        let finished = self.progress_groups(s, now, true, &mut out) | self.enter_after_phase(s, now, true, &mut out);
         invariant!(out.is_empty(), "finishing what needs nothing new opens no gate and arms no timer");
+        finished
     }
 
     fn skip_member(&mut self, slot: Slot, now: Time) -> Result<(), String> {
@@ -1759,6 +1765,11 @@ impl UpdateRun {
             }
             let state = self.stage_display(s);
             self.set_stage_state(s, state, now);
+        }
+        // §11 "Trips", "Halts", "Restart": a failed stage halts its run until a `start`, whatever
+        // becomes of the stage meanwhile (a skip); under `failureScope: run` the trip itself does.
+        if !self.failure_halt && self.current_stage_failed() {
+            self.failure_halt = true;
         }
         let state = self.run_display();
         if state == UpdateState::Failed && self.note.is_empty() {

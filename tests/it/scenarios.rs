@@ -1445,6 +1445,45 @@ fn a_failure_as_an_attempt_starts_that_trips_a_threshold_starts_nothing_after_it
     assert_eq!(r.runs[0].state, Completed);
 }
 
+/// Under `failureScope: segment` a run is `Failed` when its last running member ends after a
+/// group tripped; a `start` in that instant comes after the completion (§11 "Ties at one instant")
+/// and is accepted (§11 "Restart"): ga goes on with a02.
+#[test]
+fn a_start_at_the_instant_a_segment_run_fails_restarts_it() {
+    let strategy =
+        json!({"stages": [{"name": "s1", "maxAllowedFailures": "5", "groups": [{"name": "ga"}, {"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 2), members("b", "gb", 1)]);
+    let actions = json!({"actions": [{"at": "+2h", "action": "start"}]});
+    let extra = json!({"settings": {"failureScope": "segment"}, "models": {"overrides": [
+        {"member": "a01", "outcome": "Failed"}, {"member": "b01", "duration": "2h"}]}});
+    let (s, r) = run(&scenario_json(fleet, strategy, actions, extra));
+    let t = trace(&s, &r, "r");
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    assert!(t.contains("+01:00 group ga Running->Failed"), "{t}");
+    assert!(t.contains("+02:00 member b01 Running->Completed"), "{t}");
+    assert!(t.contains("+02:00 member a02 NotStarted->Running"), "{t}");
+    assert_eq!(r.runs[0].state, Completed);
+}
+
+/// SEMANTICS §11 "Halts" and "Restart": a `Failed` run starts nothing new until a `start`, under
+/// either failure scope. Skipping its failed stage does not resume it: s2 is not reached.
+#[test]
+fn skipping_the_failed_stage_of_a_failed_run_does_not_resume_it() {
+    let strategy =
+        json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}, {"name": "s2", "groups": [{"name": "gb"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1)]);
+    let actions = json!({"actions": [{"at": "+2h", "action": "skip", "targets": [{"type": "Stage", "name": "s1"}]}]});
+    for scope in ["run", "segment"] {
+        let extra = json!({"settings": {"failureScope": scope}, "models": {"overrides": [{"member": "a01", "outcome": "Failed"}]}});
+        let (s, r) = run(&scenario_json(fleet.clone(), strategy.clone(), actions.clone(), extra));
+        let t = trace(&s, &r, "r");
+        assert!(t.contains("+01:00 run Running->Failed"), "{scope}: {t}");
+        assert!(t.contains("+02:00 stage s1 Failed->Skipped"), "{scope}: {t}");
+        assert!(!t.contains("b01"), "{scope}: {t}");
+        assert_eq!(r.runs[0].state, Failed, "{scope}");
+    }
+}
+
 /// SEMANTICS §11 "Halts": a stopped run reaches nothing new. s1's before gate is approved while the
 /// run is stopped: its group is reached only when the run starts again. Two guards hold this (the
 /// stage passing its gates, the group being reached, both only outside a halt); the test fails when
