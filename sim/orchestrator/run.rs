@@ -413,6 +413,9 @@ pub struct UpdateRun {
     failing_at_once: bool,
     /// `note` is the failure note [`settle`](Self::settle) gave the run as it became `Failed`.
     failure_noted: bool,
+    /// The instant of the last user action: what the completions finished is finished once per
+    /// instant, before its first action (later ones follow the actions, at scheduling).
+    actions_at: Option<Time>,
 }
 
 clone_reusing!(UpdateRun {
@@ -444,6 +447,7 @@ clone_reusing!(UpdateRun {
     unsettled,
     failing_at_once,
     failure_noted,
+    actions_at,
 });
 
 /// The groups of the current stage whose state may have changed since the run last settled: a
@@ -536,6 +540,7 @@ impl UpdateRun {
             unsettled: false,
             failing_at_once: false,
             failure_noted: false,
+            actions_at: None,
         };
         run.decide_gates_approved_at_open(facts);
         run
@@ -815,8 +820,7 @@ impl UpdateRun {
     /// `approve` a gate: completes it if it is `Pending` (no pre-approval, SEMANTICS §11). Returns
     /// whether anything changed.
     pub fn approve(&mut self, gate: GateRef, now: Time, note: Note) -> bool {
-        self.settle_if_needed(now);
-        self.touch_all();
+        self.before_action(now);
         if self.gate(gate).state != UpdateState::Pending {
             return false;
         }
@@ -842,8 +846,13 @@ impl UpdateRun {
     fn before_action(&mut self, now: Time) {
         self.settle_if_needed(now);
         self.touch_all();
-        if self.finish_what_completions_finished(now) {
-            self.settle(now);
+        // Once, before the instant's first action: what an action makes finishable (a restart's
+        // cleared trip) is finished at scheduling, after every action of the instant.
+        if self.actions_at != Some(now) {
+            self.actions_at = Some(now);
+            if self.finish_what_completions_finished(now) {
+                self.settle(now);
+            }
         }
     }
 
@@ -1328,7 +1337,13 @@ impl UpdateRun {
         // §11 "Trips": a stage over its own threshold is `Failed` even when the failure that tripped
         // it was its last member's and every group ended within its own threshold; it never opens
         // its afterGates or wait (a restart clears the trip and lets it complete).
-        if stage.tripped || stage.running > 0 || !stage.groups.iter().all(|g| g.phase == Phase::Done) {
+        // A tripped group holds it too, also once skipped: under either failure scope the stage
+        // ends `Failed` (§6), until a restart clears the trip.
+        if stage.tripped
+            || stage.groups_tripped > 0
+            || stage.running > 0
+            || !stage.groups.iter().all(|g| g.phase == Phase::Done)
+        {
             return false;
         }
         // SEMANTICS §11 "Halts": a stage whose gates and wait have finished completes during a halt; a

@@ -1484,6 +1484,46 @@ fn skipping_the_failed_stage_of_a_failed_run_does_not_resume_it() {
     }
 }
 
+/// SEMANTICS §11 "Ties at one instant": what the completions finish is finished before the
+/// instant's first action, and what an action makes finishable waits for scheduling, after every
+/// action. A `start` clears ga's trip, so ga, all of whose members have ended, could complete; a
+/// skip of its stage in the same instant comes first and skips it.
+#[test]
+fn what_a_restart_makes_finishable_is_skipped_by_a_skip_in_the_same_instant() {
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}, {"name": "gb"}]}, {"name": "s2", "groups": [{"name": "gc"}]}]});
+    let fleet = concat(vec![members("a", "ga", 1), members("b", "gb", 1), members("c", "gc", 1)]);
+    let actions = json!({"actions": [
+        {"at": "+3h", "action": "start"},
+        {"at": "+3h", "action": "skip", "targets": [{"type": "Stage", "name": "s1"}]}]});
+    let extra =
+        json!({"models": {"overrides": [{"member": "a01", "outcome": "Failed"}, {"member": "b01", "duration": "2h"}]}});
+    let (s, r) = run(&scenario_json(fleet, strategy, actions, extra));
+    let t = trace(&s, &r, "r");
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+    assert!(t.contains("+02:00 run Stopping->Failed"), "{t}");
+    assert!(t.contains("+03:00 group ga Failed->Skipped"), "{t}");
+    assert!(t.contains("+03:00 stage s1 Failed->Skipped"), "{t}");
+    assert!(t.contains("+03:00 member c01 NotStarted->Running"), "{t}");
+    assert_eq!(r.runs[0].state, Completed);
+}
+
+/// SEMANTICS §6: a stage with a tripped group ends `Failed`, under either failure scope. Skipping
+/// the tripped group does not make the stage complete: only a restart clears the trip.
+#[test]
+fn skipping_a_tripped_group_leaves_its_stage_failed() {
+    let strategy = json!({"stages": [{"name": "s1", "maxAllowedFailures": "5", "groups": [{"name": "ga"}]}]});
+    let actions = json!({"actions": [{"at": "+2h", "action": "skip", "targets": [{"type": "Group", "name": "ga"}]}]});
+    for scope in ["run", "segment"] {
+        let extra = json!({"settings": {"failureScope": scope}, "models": {"overrides": [{"member": "a01", "outcome": "Failed"}]}});
+        let (s, r) = run(&scenario_json(members("a", "ga", 2), strategy.clone(), actions.clone(), extra));
+        let t = trace(&s, &r, "r");
+        assert!(t.contains("+01:00 group ga Running->Failed"), "{scope}: {t}");
+        assert!(t.contains("+02:00 group ga Failed->Skipped"), "{scope}: {t}");
+        assert!(!t.contains("stage s1 Failed->"), "{scope}: {t}");
+        assert_eq!(r.runs[0].state, Failed, "{scope}");
+    }
+}
+
 /// SEMANTICS §11 "Halts": a stopped run reaches nothing new. s1's before gate is approved while the
 /// run is stopped: its group is reached only when the run starts again. Two guards hold this (the
 /// stage passing its gates, the group being reached, both only outside a halt); the test fails when
