@@ -156,6 +156,11 @@ pub const FLEET_SUBSCRIPTION_ID: &str = "fleet.azure.com/subscription-id";
 pub const FLEET_LABELS: [&str; 5] =
     [FLEET_LOCATION, FLEET_MEMBER_NAME, FLEET_CLUSTER_NAME, FLEET_RESOURCE_GROUP, FLEET_SUBSCRIPTION_ID];
 
+/// Whether `key` is one of [`FLEET_LABELS`] (their common prefix first: most keys are not).
+pub fn is_fleet_label(key: &str) -> bool {
+    key.starts_with("fleet.azure.com/") && FLEET_LABELS.contains(&key)
+}
+
 /// Resource group of a member without `clusterResourceId`.
 pub const DEFAULT_RESOURCE_GROUP: &str = "fleetsim";
 /// Subscription of a member without `clusterResourceId` (the placeholder of the API's examples).

@@ -450,6 +450,12 @@ clone_reusing!(UpdateRun {
     actions_at,
 });
 
+/// Whether a group or stage with `failures` trips (SEMANTICS §6: exceeding, not equalling, its
+/// threshold); one already tripped does not trip again, and a user-skipped one cannot trip (§11).
+fn trips(user_skipped: bool, tripped: bool, failures: u32, max_allowed_failures: u32) -> bool {
+    !user_skipped && !tripped && failures > max_allowed_failures
+}
+
 /// The groups of the current stage whose state may have changed since the run last settled: a
 /// member's completion touches its own group only (and every group when the stage's limit was
 /// full); anything else (starts, stops, trips, gates, skips, polls, a new stage) touches them all.
@@ -1045,9 +1051,8 @@ impl UpdateRun {
     fn next_failure_trips(&self, s: usize, g: usize) -> bool {
         let stage = &self.stages[s];
         let group = &stage.groups[g];
-        let group_trips = !group.user_skipped && !group.tripped && group.failure_count >= group.max_allowed_failures;
-        let stage_trips = !stage.user_skipped && !stage.tripped && stage.failure_count >= stage.max_allowed_failures;
-        group_trips || stage_trips
+        trips(group.user_skipped, group.tripped, group.failure_count + 1, group.max_allowed_failures)
+            || trips(stage.user_skipped, stage.tripped, stage.failure_count + 1, stage.max_allowed_failures)
     }
 
     fn count_failure(&mut self, s: usize, g: usize) {
@@ -1057,7 +1062,7 @@ impl UpdateRun {
         stage.failure_count += 1;
         let group = &mut stage.groups[g];
         group.failure_count += 1;
-        if !group.user_skipped && !group.tripped && group.failure_count > group.max_allowed_failures {
+        if trips(group.user_skipped, group.tripped, group.failure_count, group.max_allowed_failures) {
             self.dirty.all = true;
             group.tripped = true;
             stage.groups_tripped += 1;
@@ -1069,7 +1074,7 @@ impl UpdateRun {
                 self.failure_halt = true;
             }
         }
-        if !stage.user_skipped && !stage.tripped && stage.failure_count > stage.max_allowed_failures {
+        if trips(stage.user_skipped, stage.tripped, stage.failure_count, stage.max_allowed_failures) {
             self.dirty.all = true;
             stage.tripped = true;
             stage.note = Note::message(format!(

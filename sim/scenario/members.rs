@@ -9,8 +9,8 @@ use rayon::prelude::*;
 
 use crate::engine::name_key;
 use crate::fleet::member::{
-    ClusterRef, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBSCRIPTION_ID, FLEET_CLUSTER_NAME, FLEET_LABELS, FLEET_LOCATION,
-    FLEET_MEMBER_NAME, FLEET_RESOURCE_GROUP, normalize_region,
+    ClusterRef, DEFAULT_RESOURCE_GROUP, DEFAULT_SUBSCRIPTION_ID, FLEET_CLUSTER_NAME, FLEET_LOCATION, FLEET_MEMBER_NAME,
+    FLEET_RESOURCE_GROUP, is_fleet_label, normalize_region,
 };
 use crate::fleet::selector::{validate_label_key, validate_label_value};
 use crate::fleet::{KubernetesVersion, Member};
@@ -181,7 +181,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
         .and_then(|id| ClusterRef::parse(id).map_err(|e| ctx.err(join(path, "clusterResourceId"), e)).ok());
     for (key, value) in &m.labels {
         let label_path = || join(&join(path, "labels"), key);
-        if key.starts_with("fleet.azure.com/") && FLEET_LABELS.contains(&key.as_str()) {
+        if is_fleet_label(key) {
             check_fleet_label(ctx, m, cluster.as_ref(), key, value, &label_path());
             continue;
         }
@@ -238,7 +238,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
     let [auto_upgrade_window, node_os_window] = windows;
     let (long_term_support, stopped) = (m.long_term_support, m.stopped);
     let name_key = name_key(&m.name);
-    let own = |(k, _): &(String, String)| !(k.starts_with("fleet.azure.com/") && FLEET_LABELS.contains(&k.as_str()));
+    let own = |(k, _): &(String, String)| !is_fleet_label(k);
     let (name, region, group, labels) = match dto {
         Cow::Owned(m) => (m.name, m.region, m.group, m.labels.into_iter().filter(own).collect()),
         Cow::Borrowed(m) => (

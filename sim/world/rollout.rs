@@ -144,18 +144,20 @@ impl RolloutModel {
                 _ => lag,
             }
         };
-        // When the release reaches `region` of `ring`, in whole minutes.
-        let reaches = |ring: usize, region: &str| {
-            let mut lag = ring_lag(ring);
+        // The release's time plus `lag`, in whole minutes.
+        let after = |lag: Duration| Time(release.released.0.saturating_add(lag.as_seconds().max(0) / 60 * 60));
+        // When the release reaches `region`, in its ring.
+        let reaches = |region: &str| {
+            let mut lag = ring_lag(self.ring_of(region));
             if self.jitter > Duration::ZERO {
                 let mut rng = tree.stream(Purpose::ReleaseRollout, [key, name_key(region), 1]);
                 lag = Duration(lag.as_seconds().saturating_add(rng.random_range(0..=self.jitter.as_seconds())));
             }
-            Time(release.released.0.saturating_add(lag.as_seconds().max(0) / 60 * 60))
+            after(lag)
         };
         let mut times = BTreeMap::new();
         for region in regions {
-            times.insert(region.to_string(), reaches(self.ring_of(region), region));
+            times.insert(region.to_string(), reaches(region));
         }
         let default = times.values().copied().max().or(Some(release.released));
         // SEMANTICS §9: a release is out when it first reaches a region, any region the model
@@ -166,12 +168,11 @@ impl RolloutModel {
         let mut rings: Vec<usize> = (0..self.rings.len()).collect();
         rings.sort_by_key(|&ring| ring_lag(ring));
         for ring in rings {
-            let start = Time(release.released.0.saturating_add(ring_lag(ring).as_seconds().max(0) / 60 * 60));
-            if anywhere.is_some_and(|t| t <= start) {
+            if anywhere.is_some_and(|t| t <= after(ring_lag(ring))) {
                 break;
             }
             for region in &self.rings[ring].regions {
-                let t = reaches(ring, region);
+                let t = reaches(region);
                 anywhere = Some(anywhere.map_or(t, |a| a.min(t)));
             }
         }
