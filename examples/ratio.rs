@@ -5,7 +5,8 @@
 //! (default sizes 1000 10000 100000, 7 rounds). Each round times a batch of replications of the
 //! minimal loop and then of fleetsim (no timeline unless `--timeline`), alternating so that a noisy
 //! machine slows both alike; the medians over rounds and the median of the per-round ratios are
-//! printed. Loading (parse, generate, build) is timed apart, per member. Measure on an idle machine.
+//! printed. Loading (parse, generate, build) is timed apart, per member, the median of as many
+//! loads. Measure on an idle machine.
 
 #[path = "../benches/workload/mod.rs"]
 mod workload;
@@ -46,9 +47,18 @@ fn main() {
     println!("{:>9}  {:>12}  {:>12}  {:>7}  {:>14}", "members", "minimal ms", "fleetsim ms", "ratio", "load µs/member");
     for n in sizes {
         let doc = workload::scenario(n, false);
-        let loaded = Instant::now();
-        let scenario = build_value(&doc, None).expect("the workload scenario is valid");
-        let load_us = loaded.elapsed().as_secs_f64() * 1e6 / n as f64;
+        // Loading is timed `rounds` times too (one load is at the mercy of the machine's neighbours);
+        // each scenario but the last is dropped outside the timing.
+        let mut loads = Vec::new();
+        let mut scenario = None;
+        for _ in 0..rounds {
+            drop(scenario.take());
+            let loaded = Instant::now();
+            scenario = Some(build_value(&doc, None).expect("the workload scenario is valid"));
+            loads.push(loaded.elapsed().as_secs_f64() * 1e6 / n as f64);
+        }
+        let scenario = scenario.expect("at least one round");
+        let load_us = median(&mut loads);
         // About a fifth of a second of the minimal loop per batch, at least one replication.
         let batch = (3_000_000 / n).max(1) as u64;
         let (mut minimal, mut fleet, mut ratios) = (Vec::new(), Vec::new(), Vec::new());

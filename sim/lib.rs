@@ -16,3 +16,11 @@ pub mod sweep;
 pub mod text;
 pub mod tune;
 pub mod world;
+
+/// Every binary built on the crate (the CLI, tests, benches, examples) allocates with mimalloc.
+/// Loading a generated fleet is mostly small strings and lists made and freed per member, which
+/// mimalloc's per-thread free lists serve at about half the system allocator's cost: loading the
+/// 1,000,000-member speed workload went from 1.2–1.5 µs to 0.6–0.8 µs per member (README "Speed").
+/// Outputs do not depend on the allocator: nothing reads an address.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
