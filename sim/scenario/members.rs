@@ -92,63 +92,113 @@ pub(crate) fn build_generated(
     // Room for what the generators ask (their counts are checked later; a wrong one only costs room).
     let asked = generators.iter().map(|g| g.count.clamp(0, 1 << 20) as usize).fold(0usize, usize::saturating_add);
     out.reserve(asked.min(1 << 20));
-    for (g, dto) in generators.iter().enumerate() {
-        let path = join("/memberGenerators", g);
-        let Some(generator) = Generator::plan(ctx, dto, &path, seed, calendar, base_durations) else { continue };
-        let durations = generator.durations();
-        // Members are drawn and converted in parallel, a chunk at a time (each member's draws come
-        // from its own streams, so the order of the work changes nothing), then taken in order: the
-        // generator stops at its first member with a problem, as if drawn one by one.
-        let start = ctx.start;
-        let count = generator.count() as usize;
-        // One buffer for every chunk: a fresh one would be fresh pages each time.
-        let mut drawn: Vec<Drawn> = Vec::with_capacity(count.min(GENERATED_CHUNK));
-        let mut next = 0;
-        'chunks: while next < count {
-            let end = count.min(next + GENERATED_CHUNK);
-            let draw = |i: usize| {
-                let i = i as u64;
-                let mut own = Ctx { problems: Vec::new(), warnings: Vec::new(), start };
-                let member = generator.draw(&own, i, calendar, keep_dtos);
-                // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
-                let (built, dto) = if keep_dtos {
-                    (build_member(&mut own, Cow::Borrowed(&member), ""), Some(Box::new(member)))
-                } else {
-                    (build_member(&mut own, Cow::Owned(member), ""), None)
-                };
-                match built {
-                    Some(m) if own.problems.is_empty() => (dto, Ok(m)),
-                    _ => {
-                        // Drawn again for its name (a member with problems is rare).
-                        let name = generator.draw(&own, i, calendar, false).name;
-                        locate_generated(&mut own.problems, &path, i + 1, &name);
-                        (dto, Err(own.problems))
-                    }
-                }
-            };
-            // A few members are drawn here: handing them to the thread pool would cost more.
-            if end - next < PARALLEL_FROM {
-                drawn.extend((next..end).map(draw));
-            } else {
-                (next..end).into_par_iter().map(draw).collect_into_vec(&mut drawn);
+    // Every generator is planned first, its problems kept apart so that they are told in the order
+    // of one generator after the other: its plan's, then its first member's with a problem.
+    let mut told: Vec<Told> = Vec::with_capacity(generators.len());
+    let planned: Vec<Planned> = generators
+        .iter()
+        .enumerate()
+        .map(|(g, dto)| {
+            let path = join("/memberGenerators", g);
+            let before = ctx.problems.len();
+            let generator = Generator::plan(ctx, dto, &path, seed, calendar, base_durations);
+            told.push(Told { problems: ctx.problems.split_off(before), stopped: false });
+            let durations = generator.as_ref().and_then(Generator::durations);
+            let count = generator.as_ref().map_or(0, |g| g.count() as usize);
+            Planned { path, generator, durations, count }
+        })
+        .collect();
+    // The members of all generators, in order, are one sequence drawn and converted in parallel a
+    // chunk at a time (each member's draws come from its own streams, so the order of the work
+    // changes nothing), then taken in order: a fleet of many small generators keeps every thread
+    // busy as one large generator does.
+    let start = ctx.start;
+    let draw = |(g, i): (usize, u64)| -> Drawn {
+        let Planned { path, generator, .. } = &planned[g];
+        let generator = generator.as_ref().expect("only planned generators draw");
+        let mut own = Ctx { problems: Vec::new(), warnings: Vec::new(), start };
+        let member = generator.draw(&own, i, calendar, keep_dtos);
+        // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
+        let (built, dto) = if keep_dtos {
+            (build_member(&mut own, Cow::Borrowed(&member), ""), Some(Box::new(member)))
+        } else {
+            (build_member(&mut own, Cow::Owned(member), ""), None)
+        };
+        match built {
+            Some(m) if own.problems.is_empty() => (dto, Ok(m)),
+            _ => {
+                // Drawn again for its name (a member with problems is rare).
+                let name = generator.draw(&own, i, calendar, false).name;
+                locate_generated(&mut own.problems, path, i + 1, &name);
+                (dto, Err(own.problems))
             }
-            for (i, (dto, built)) in (next as u64..).zip(drawn.drain(..)) {
-                match built {
-                    Ok(member) => out.push(FleetEntry {
-                        member,
-                        origin: Origin::Generated { generator: g, number: i + 1 },
-                        durations: durations.clone(),
-                        dto,
-                    }),
-                    Err(problems) => {
-                        ctx.problems.extend(problems);
-                        break 'chunks;
-                    }
-                }
+        }
+    };
+    // One buffer for every chunk: a fresh one would be fresh pages each time.
+    let mut chunk: Vec<(usize, u64)> = Vec::with_capacity(asked.min(GENERATED_CHUNK));
+    let mut drawn: Vec<Drawn> = Vec::with_capacity(asked.min(GENERATED_CHUNK));
+    let (mut g, mut next) = (0usize, 0usize);
+    loop {
+        // The next chunk: members of the generators that have not stopped, in order.
+        chunk.clear();
+        while chunk.len() < GENERATED_CHUNK && g < planned.len() {
+            let p = &planned[g];
+            if told[g].stopped || next >= p.count {
+                (g, next) = (g + 1, 0);
+                continue;
             }
+            let end = p.count.min(next + GENERATED_CHUNK - chunk.len());
+            chunk.extend((next..end).map(|i| (g, i as u64)));
             next = end;
         }
+        if chunk.is_empty() {
+            break;
+        }
+        // A few members are drawn here: handing them to the thread pool would cost more.
+        if chunk.len() < PARALLEL_FROM {
+            drawn.extend(chunk.iter().copied().map(draw));
+        } else {
+            chunk.par_iter().copied().map(draw).collect_into_vec(&mut drawn);
+        }
+        for (&(g, i), (dto, built)) in chunk.iter().zip(drawn.drain(..)) {
+            let t = &mut told[g];
+            if t.stopped {
+                continue;
+            }
+            match built {
+                Ok(member) => out.push(FleetEntry {
+                    member,
+                    origin: Origin::Generated { generator: g, number: i + 1 },
+                    durations: planned[g].durations.clone(),
+                    dto,
+                }),
+                Err(problems) => {
+                    t.problems.extend(problems);
+                    t.stopped = true;
+                }
+            }
+        }
     }
+    for t in told {
+        ctx.problems.extend(t.problems);
+    }
+}
+
+/// A generator once planned: what its members are drawn with.
+struct Planned<'g> {
+    /// `/memberGenerators/<g>`.
+    path: String,
+    /// `None` if its plan has problems: it draws nothing.
+    generator: Option<Generator<'g>>,
+    durations: Option<Arc<DurationModel>>,
+    count: usize,
+}
+
+/// What a generator has to tell, in order: its plan's problems, then its first member's with one.
+struct Told {
+    problems: Vec<Problem>,
+    /// It met a member with a problem: the members after it are not taken.
+    stopped: bool,
 }
 
 /// A generated member drawn and converted: its DTO if kept, and the member or its problems.

@@ -201,6 +201,50 @@ fn generated_fleets_and_their_problems_do_not_depend_on_the_thread_count() {
     assert_eq!(load(3, &twice).unwrap_err(), problems);
 }
 
+/// Members of all generators are drawn as one sequence, chunks spanning generators: with many small
+/// generators the fleet is the same with one thread or three, each generator stops at its own first
+/// member with a problem (the others go on), and problems are told generator by generator.
+#[test]
+fn many_small_generators_draw_the_same_fleet_and_tell_problems_in_generator_order() {
+    let generator = |i: usize| {
+        format!(
+            r#"{{"count": 150, "namePattern": "g{i}-{{region}}-{{index}}", "regions": {{"eastus": 3, "westeurope": 1}},
+                "labels": {{"ring": {{"a": 1, "b": 2}}}}, "kubernetesVersions": {{"1.32.4": 1, "1.33.1": 1}}}}"#
+        )
+    };
+    let fleet = |generators: Vec<String>| {
+        format!(
+            r#"{{"name": "t", "seed": 9, "start": "2026-03-02T00:00:00Z", "memberGenerators": [{}]}}"#,
+            generators.join(",")
+        )
+    };
+    let load = |threads: usize, text: &str| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| match fleetsim::scenario::parse_str_with_fleet(text, None) {
+            Ok((_, fleet)) => Ok(serde_json::to_string(&fleet).unwrap()),
+            Err(problems) => Err(problems.iter().map(|p| p.to_string()).collect::<Vec<_>>()),
+        })
+    };
+    let good = fleet((0..60).map(generator).collect());
+    let one = load(1, &good).expect("the scenario is valid");
+    assert_eq!(one, load(3, &good).unwrap());
+    assert_eq!(one.matches(r#""name":"g"#).count(), 60 * 150, "every member of every generator");
+    // Generator 7 fails on its plan; 3 and 41 on members: 3 on its first, 41 only on the members
+    // that draw a region whose name makes the member's too long.
+    let mut generators: Vec<String> = (0..60).map(generator).collect();
+    generators[3] = generators[3].replace("g3-{region}", "G3_{region}");
+    generators[7] = generators[7].replace(r#""count": 150"#, r#""count": 150, "stopped": 2"#);
+    generators[41] = generators[41].replace("westeurope", &"w".repeat(45));
+    let bad = fleet(generators);
+    let problems = load(1, &bad).expect_err("three generators have problems");
+    assert_eq!(problems.len(), 3, "{problems:#?}");
+    assert!(problems[0].starts_with("/memberGenerators/3/namePattern: generated member 1 "), "{problems:#?}");
+    assert!(problems[1].starts_with("/memberGenerators/7/stopped: "), "{problems:#?}");
+    assert!(problems[2].starts_with("/memberGenerators/41/namePattern: generated member "), "{problems:#?}");
+    assert!(!problems[2].starts_with("/memberGenerators/41/namePattern: generated member 1 "), "{problems:#?}");
+    assert_eq!(load(3, &bad).unwrap_err(), problems);
+}
+
 #[test]
 fn a_simulator_reset_between_replications_gives_what_a_fresh_simulation_gives() {
     // Every kind of per-replication state: windows and a Consistent selection (regions-2000), a
