@@ -3,8 +3,9 @@
 //! plotters' `ab_glyph` text places every glyph's outline at the pen position without its left side
 //! bearing and truncates the pen to whole pixels, so narrow glyphs drift ("fr ont", "-1 7"). Here each
 //! glyph is positioned at its fractional pen position (advance plus kerning, the same layout plotters
-//! measures with) and rasterized there, so PNG text reads like SVG text. Everything else is drawn by
-//! the bitmap backend unchanged.
+//! measures with) and rasterized there, so PNG text reads like SVG text. Polygons (and lines wider
+//! than a pixel, which are polygons) are filled by [`super::polygon`], pixel for pixel as plotters
+//! fills them; everything else is drawn by the bitmap backend unchanged.
 
 use ab_glyph::{Font, FontRef, ScaleFont, point};
 use plotters::prelude::BitMapBackend;
@@ -41,7 +42,12 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
         self.inner.draw_pixel(point, color)
     }
     fn draw_line<S: BackendStyle>(&mut self, from: BackendCoord, to: BackendCoord, style: &S) -> Result<(), Error<'a>> {
-        self.inner.draw_line(from, to, style)
+        // The bitmap's own fast lines; any other is rasterized as the bitmap would (a line wider
+        // than a pixel is a polygon, filled here).
+        if (from.0 == to.0 || from.1 == to.1) && style.stroke_width() == 1 {
+            return self.inner.draw_line(from, to, style);
+        }
+        plotters_backend::rasterizer::draw_line(self, from, to, style)
     }
     fn draw_rect<S: BackendStyle>(
         &mut self,
@@ -52,13 +58,7 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
     ) -> Result<(), Error<'a>> {
         self.inner.draw_rect(upper_left, bottom_right, style, fill)
     }
-    fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
-        &mut self,
-        path: I,
-        style: &S,
-    ) -> Result<(), Error<'a>> {
-        self.inner.draw_path(path, style)
-    }
+    // `draw_path` is the trait's own: a path wider than a pixel is filled as a polygon, here.
     fn draw_circle<S: BackendStyle>(
         &mut self,
         center: BackendCoord,
@@ -73,7 +73,8 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
         vert: I,
         style: &S,
     ) -> Result<(), Error<'a>> {
-        self.inner.fill_polygon(vert, style)
+        let vertices: Vec<BackendCoord> = vert.into_iter().collect();
+        super::polygon::fill_polygon(&mut self.inner, &vertices, style)
     }
     fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Result<(), Error<'a>> {
         self.inner.blit_bitmap(pos, size, src)

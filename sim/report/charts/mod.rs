@@ -15,6 +15,7 @@
 mod draw;
 pub mod forecast;
 mod glyphs;
+mod polygon;
 pub mod profiles;
 pub mod run;
 pub mod sweep;
