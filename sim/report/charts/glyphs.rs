@@ -12,15 +12,22 @@ use plotters::prelude::BitMapBackend;
 use plotters_backend::{
     BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingBackend, DrawingErrorKind, text_anchor,
 };
+use rustc_hash::FxHashMap;
 
 pub(crate) struct GlyphBackend<'a> {
     inner: BitMapBackend<'a>,
     font: FontRef<'static>,
+    /// Glyphs rasterized so far, by glyph, size and pen position (the exact bits: a glyph's coverage
+    /// depends on where its pen falls, and text starts at pen 0, so tick labels such as "2026-03-02"
+    /// and "2026-03-04" share their first glyphs): where the coverage is in `coverage`.
+    rasterized: FxHashMap<(u16, u32, u32), (usize, usize)>,
+    /// Pixels (relative to the text's box) and coverage of every glyph in `rasterized`.
+    coverage: Vec<(i32, i32, f32)>,
 }
 
 impl<'a> GlyphBackend<'a> {
     pub(crate) fn new(inner: BitMapBackend<'a>, font: FontRef<'static>) -> GlyphBackend<'a> {
-        GlyphBackend { inner, font }
+        GlyphBackend { inner, font, rasterized: FxHashMap::default(), coverage: Vec::new() }
     }
 }
 
@@ -107,28 +114,46 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
         let baseline = size / 2.0;
         let mut pen = 0f32;
         let mut prev = None;
-        let mut pixels: Vec<(i32, i32, f32)> = Vec::new();
+        let mut glyphs: Vec<(usize, usize)> = Vec::with_capacity(text.len());
         for c in text.chars() {
             let id = font.glyph_id(c);
             if let Some(p) = prev {
                 pen += font.kern(p, id);
             }
             prev = Some(id);
+            let key = (id.0, size.to_bits(), pen.to_bits());
             let glyph = id.with_scale_and_position(size, point(pen, baseline));
             pen += font.h_advance(id);
-            let Some(outline) = font.outline_glyph(glyph) else { continue };
-            let bounds = outline.px_bounds();
-            let (bx, by) = (bounds.min.x as i32, bounds.min.y as i32);
-            outline.draw(|x, y, coverage| pixels.push((bx + x as i32, by + y as i32, coverage)));
+            let range = match self.rasterized.get(&key) {
+                Some(&range) => range,
+                None => {
+                    let start = self.coverage.len();
+                    if let Some(outline) = font.outline_glyph(glyph) {
+                        let bounds = outline.px_bounds();
+                        let (bx, by) = (bounds.min.x as i32, bounds.min.y as i32);
+                        let coverage = &mut self.coverage;
+                        // Pixels it does not cover are not kept: they draw nothing.
+                        outline.draw(|x, y, c| {
+                            if c > 0.0 {
+                                coverage.push((bx + x as i32, by + y as i32, c));
+                            }
+                        });
+                    }
+                    let range = (start, self.coverage.len());
+                    self.rasterized.insert(key, range);
+                    range
+                }
+            };
+            glyphs.push(range);
         }
-        for (x, y, coverage) in pixels {
-            if coverage <= 0.0 {
-                continue;
-            }
-            let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
-            let (x, y) = (pos.0 + x, pos.1 + y);
-            if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 {
-                self.inner.draw_pixel((x, y), color.mix(f64::from(coverage.min(1.0))))?;
+        for (start, end) in glyphs {
+            for i in start..end {
+                let (x, y, coverage) = self.coverage[i];
+                let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
+                let (x, y) = (pos.0 + x, pos.1 + y);
+                if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 {
+                    self.inner.draw_pixel((x, y), color.mix(f64::from(coverage.min(1.0))))?;
+                }
             }
         }
         Ok(())
