@@ -21,6 +21,8 @@ pub mod world;
 /// Loading a generated fleet is mostly small strings and lists made and freed per member, which
 /// mimalloc's per-thread free lists serve at about half the system allocator's cost: loading the
 /// 1,000,000-member speed workload went from 1.2–1.5 µs to 0.6–0.8 µs per member (README "Speed").
-/// Outputs do not depend on the allocator: nothing reads an address.
+/// Outputs do not depend on the allocator: nothing reads an address. (Feature `mimalloc`, on by
+/// default; the fuzz targets turn it off for the sanitizer's allocator.)
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
