@@ -201,18 +201,25 @@ fn generated_fleets_and_their_problems_do_not_depend_on_the_thread_count() {
     assert_eq!(load(3, &twice).unwrap_err(), problems);
 }
 
-/// Members of all generators are drawn as one sequence, chunks spanning generators: with many small
-/// generators the fleet is the same with one thread or three, each generator stops at its own first
-/// member with a problem (the others go on), and problems are told generator by generator.
+/// Members of all generators are drawn as one sequence, chunks spanning generators: the fleet is
+/// what each generator draws alone (a member's draws do not depend on the generator's place), each
+/// member keeps its own generator's durations, the result is the same with one thread or three, and
+/// each generator stops at its own first member with a problem (the others go on), problems told
+/// generator by generator with the members' own numbers.
 #[test]
 fn many_small_generators_draw_the_same_fleet_and_tell_problems_in_generator_order() {
+    // Sixty generators of 150 members but generator 54, of 8,000 from member 8,101 of the fleet:
+    // across the first chunk's end (8,192).
     let generator = |i: usize| {
+        let count = if i == 54 { 8000 } else { 150 };
         format!(
-            r#"{{"count": 150, "namePattern": "g{i}-{{region}}-{{index}}", "regions": {{"eastus": 3, "westeurope": 1}},
-                "labels": {{"ring": {{"a": 1, "b": 2}}}}, "kubernetesVersions": {{"1.32.4": 1, "1.33.1": 1}}}}"#
+            r#"{{"count": {count}, "namePattern": "g{i}-{{region}}-{{index}}", "regions": {{"eastus": 3, "westeurope": 1}},
+                "labels": {{"ring": {{"a": 1, "b": 2}}}}, "kubernetesVersions": {{"1.32.4": 1, "1.33.1": 1}},
+                "durations": {{"controlPlane": "{}m"}}}}"#,
+            i + 1
         )
     };
-    let fleet = |generators: Vec<String>| {
+    let fleet = |generators: &[String]| {
         format!(
             r#"{{"name": "t", "seed": 9, "start": "2026-03-02T00:00:00Z", "memberGenerators": [{}]}}"#,
             generators.join(",")
@@ -220,29 +227,64 @@ fn many_small_generators_draw_the_same_fleet_and_tell_problems_in_generator_orde
     };
     let load = |threads: usize, text: &str| {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| match fleetsim::scenario::parse_str_with_fleet(text, None) {
-            Ok((_, fleet)) => Ok(serde_json::to_string(&fleet).unwrap()),
-            Err(problems) => Err(problems.iter().map(|p| p.to_string()).collect::<Vec<_>>()),
-        })
+        pool.install(|| fleetsim::scenario::parse_str_with_fleet(text, None))
     };
-    let good = fleet((0..60).map(generator).collect());
-    let one = load(1, &good).expect("the scenario is valid");
-    assert_eq!(one, load(3, &good).unwrap());
-    assert_eq!(one.matches(r#""name":"g"#).count(), 60 * 150, "every member of every generator");
-    // Generator 7 fails on its plan; 3 and 41 on members: 3 on its first, 41 only on the members
-    // that draw a region whose name makes the member's too long.
-    let mut generators: Vec<String> = (0..60).map(generator).collect();
-    generators[3] = generators[3].replace("g3-{region}", "G3_{region}");
-    generators[7] = generators[7].replace(r#""count": 150"#, r#""count": 150, "stopped": 2"#);
-    generators[41] = generators[41].replace("westeurope", &"w".repeat(45));
-    let bad = fleet(generators);
-    let problems = load(1, &bad).expect_err("three generators have problems");
-    assert_eq!(problems.len(), 3, "{problems:#?}");
-    assert!(problems[0].starts_with("/memberGenerators/3/namePattern: generated member 1 "), "{problems:#?}");
-    assert!(problems[1].starts_with("/memberGenerators/7/stopped: "), "{problems:#?}");
-    assert!(problems[2].starts_with("/memberGenerators/41/namePattern: generated member "), "{problems:#?}");
-    assert!(!problems[2].starts_with("/memberGenerators/41/namePattern: generated member 1 "), "{problems:#?}");
-    assert_eq!(load(3, &bad).unwrap_err(), problems);
+    let members = |text: &str| match load(2, text) {
+        Ok((_, fleet)) => fleet.iter().map(|m| serde_json::to_string(m).unwrap()).collect::<Vec<_>>(),
+        Err(problems) => panic!("{problems:?}"),
+    };
+    let problems = |threads: usize, text: &str| match load(threads, text) {
+        Ok(_) => panic!("the scenario has problems"),
+        Err(problems) => problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+    };
+    let generators: Vec<String> = (0..60).map(generator).collect();
+    let good = fleet(&generators);
+    let (scenario, _) = load(1, &good).expect("the scenario is valid");
+    let all = members(&good);
+    assert_eq!(all, members(&good), "the same with three threads");
+    assert_eq!(all.len(), 59 * 150 + 8000, "every member of every generator");
+    // What each generator draws alone, sorted by name as a fleet is.
+    let mut alone: Vec<String> = generators.iter().flat_map(|g| members(&fleet(std::slice::from_ref(g)))).collect();
+    alone.sort_by_key(|m| serde_json::from_str::<serde_json::Value>(m).unwrap()["name"].as_str().unwrap().to_string());
+    assert_eq!(all, alone);
+    // Each member with its own generator's control-plane duration (generator i: i + 1 minutes).
+    for (i, member) in scenario.fleet.iter().enumerate() {
+        let generator: usize = member.name[1..member.name.find('-').unwrap()].parse().unwrap();
+        let durations = scenario.models.member_durations[i].as_ref().expect("a generator's durations");
+        let expected = format!("{:?}", fleetsim::engine::Duration::minutes(generator as i64 + 1));
+        assert!(format!("{:?}", durations.control_plane).contains(&expected), "{} {durations:?}", member.name);
+    }
+    // Generator 7 fails on its plan; 3 on its first member; 41 and 54 only on the members that draw
+    // a region whose name makes the member's name too long (54 rarely: in the second chunk); 12
+    // and 13 draw the same names.
+    let mut bad = generators.clone();
+    bad[3] = bad[3].replace("g3-{region}", "G3_{region}");
+    bad[7] = bad[7].replace(r#""count": 150"#, r#""count": 150, "stopped": 2"#);
+    bad[41] = bad[41].replace("westeurope", &"w".repeat(45));
+    bad[54] = bad[54].replace(r#""westeurope": 1"#, &format!(r#""westeurope": 1, "{}": 0.002"#, "w".repeat(45)));
+    bad[13] = bad[13].replace("g13-", "g12-");
+    let told = problems(1, &fleet(&bad));
+    assert_eq!(told.len(), 6, "{told:#?}");
+    assert!(told[0].starts_with("/memberGenerators/3/namePattern: generated member 1 "), "{told:#?}");
+    assert!(told[1].starts_with("/memberGenerators/7/stopped: "), "{told:#?}");
+    let mut numbers = Vec::new();
+    for (line, g) in told[2..4].iter().zip([41, 54]) {
+        let number: u64 = line
+            .strip_prefix(&format!("/memberGenerators/{g}/namePattern: generated member "))
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{told:#?}"));
+        // The member's own number, in its name too.
+        assert!(line.contains(&format!("-{number:0>3}\"")) || line.contains(&format!("-{number:0>4}\"")), "{line}");
+        numbers.push(number);
+    }
+    assert!(numbers[0] > 1 && numbers[1] > 8192 - 8100, "{told:#?}");
+    assert_eq!(
+        told[4],
+        "/memberGenerators/13: member \"g12-eastus-001\" (generated member 1) is defined twice (also as generated member 1 of /memberGenerators/12)"
+    );
+    assert_eq!(told[5], "/memberGenerators/13: … and 149 more like this");
+    assert_eq!(problems(3, &fleet(&bad)), told);
 }
 
 #[test]

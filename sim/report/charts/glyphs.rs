@@ -132,9 +132,12 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
                         let bounds = outline.px_bounds();
                         let (bx, by) = (bounds.min.x as i32, bounds.min.y as i32);
                         let coverage = &mut self.coverage;
-                        // Pixels it does not cover are not kept: they draw nothing.
+                        // Pixels it does not cover are not kept: they draw nothing. (Written as
+                        // "not at most 0" so that a coverage that is not a number is kept and
+                        // drawn, as it always was.)
+                        #[allow(clippy::neg_cmp_op_on_partial_ord)]
                         outline.draw(|x, y, c| {
-                            if c > 0.0 {
+                            if !(c <= 0.0) {
                                 coverage.push((bx + x as i32, by + y as i32, c));
                             }
                         });

@@ -2,9 +2,9 @@
 //! fill_polygon`), kept call for call so that every pixel comes out as plotters draws it, without its
 //! costs: plotters makes a new list of active edges and clones edges on every scan line, and works
 //! out each edge's position again at every comparison of a sort. Here the lists are reused, a
-//! position is worked out once per line, blends that change nothing (a share of 0) are not made, and
-//! a run of scan lines that fill the same opaque spans is filled as one rectangle, which sets the
-//! same pixels to the same colour.
+//! position is worked out once per line, blends that change nothing (an alpha of 0 or less) are not
+//! made, and a run of scan lines that fill the same opaque spans is filled as one rectangle, which
+//! sets the same pixels to the same colour.
 //!
 //! Filled areas are most of what a chart's bitmap costs: the Gantt chart's stacked bands, the area
 //! under the completion line and every line wider than a pixel (plotters draws those as polygons).
@@ -119,14 +119,17 @@ pub(crate) fn fill_polygon<'a, S: BackendStyle>(
             next += 1;
         }
         active.sort_by(|a, b| a.pos.partial_cmp(&b.pos).expect("an edge's position is a number"));
-        spans(&active, horizontal_sweep, &mut ops);
-        // The run goes on while this line draws what it draws; a line that blends a pixel, or draws
-        // a reversed span, is drawn on its own as plotters draws it.
+        spans(&active, horizontal_sweep, color.alpha, &mut ops);
+        // The run goes on while this line draws what it draws; a line that blends a pixel is drawn
+        // on its own as plotters draws it. (A reversed span always comes with such a pixel; it is
+        // named anyway, since a merged rectangle would not draw it as a line does.) Translucent
+        // lines are never merged: plotters' wide blend rounds its 8-pixel groups differently from
+        // the one-pixel blend of a line, so a rectangle would change some pixels by one.
         let plain = opaque && ops.iter().all(|op| matches!(op, Op::Line { from, to } if from <= to));
         if plain && ops == run {
             continue;
         }
-        fill_run(back, horizontal_sweep, run_start, line - 1, &run, color)?;
+        fill_run(back, horizontal_sweep, run_start, line.saturating_sub(1), &run, color)?;
         run.clear();
         if plain {
             run.extend_from_slice(&ops);
@@ -140,10 +143,11 @@ pub(crate) fn fill_polygon<'a, S: BackendStyle>(
     fill_run(back, horizontal_sweep, run_start, high, &run, color)
 }
 
-/// The spans the sorted active edges give on one scan line, as plotters pairs them. A blend by a
-/// share of zero or less changes no pixel (plotters' bitmap returns at once): it is left out. (The
-/// vertical sweep blends the far pixel by `floor - to`, never above zero.)
-fn spans(active: &[Edge], horizontal_sweep: bool, ops: &mut Vec<Op>) {
+/// The spans the sorted active edges give on one scan line, as plotters pairs them. A pixel blended
+/// at an alpha (`alpha` times its share) of zero or less is unchanged (plotters' bitmap returns at
+/// once): it is left out. (The vertical sweep blends the far pixel by `floor - to`, never above
+/// zero, so with the charts' colours it is always left out.)
+fn spans(active: &[Edge], horizontal_sweep: bool, alpha: f64, ops: &mut Vec<Op>) {
     ops.clear();
     let (mut first, mut second): (Option<&Edge>, Option<&Edge>) = (None, None);
     for edge in active {
@@ -172,7 +176,7 @@ fn spans(active: &[Edge], horizontal_sweep: bool, ops: &mut Vec<Op>) {
         ops.push(Op::Pixel { at: to.ceil() as i32, share: far });
         (first, second) = (None, None);
     }
-    ops.retain(|op| !matches!(op, Op::Pixel { share, .. } if *share <= 0.0));
+    ops.retain(|op| !matches!(op, Op::Pixel { share, .. } if alpha * *share <= 0.0));
 }
 
 /// One operation of scan line `line`, as plotters makes it.
@@ -204,10 +208,12 @@ fn fill_run<'a>(
     }
     for op in run {
         if let Op::Line { from, to } = *op {
+            // Saturating: a span that ends at the largest coordinate is off the canvas anyway.
+            let (after_last, after_to) = (last.saturating_add(1), to.saturating_add(1));
             let (upper_left, bottom_right) = if horizontal_sweep {
-                ((first, from), (last + 1, to + 1))
+                ((first, from), (after_last, after_to))
             } else {
-                ((from, first), (to + 1, last + 1))
+                ((from, first), (after_to, after_last))
             };
             back.draw_rect(upper_left, bottom_right, &color, true)?;
         }
@@ -255,23 +261,66 @@ mod tests {
             let steps = case % 3 == 0;
             let mut vertices: Vec<BackendCoord> = Vec::new();
             for i in 0..n {
-                let p = (rng.random_range(-15..sx), rng.random_range(-15..sy));
+                let p = (rng.random_range(-40..sx + 40), rng.random_range(-40..sy + 40));
                 if steps && let Some(&(_, y)) = vertices.last() {
                     vertices.push((p.0, y));
                 }
                 vertices.push(if steps && i == n - 1 { (p.0, vertices[0].1) } else { p });
             }
-            let alpha = [1.0, 0.15, 0.5][case % 3 / 2 + case % 2];
-            let color = RGBAColor(rng.random(), rng.random(), rng.random(), alpha);
+            // Opaque, translucent, just under opaque (the bitmap sets a pixel from 255/256 but blends
+            // a line below 1), above 1, and negative (then plotters blends the far pixels the
+            // vertical sweep gives a negative share).
+            let alpha = [1.0, 0.15, 0.5, 0.999, 0.996, 1.5, -0.5][case % 7];
+            // Grey too: the bitmap fills grey rows with one memset.
+            let color = if case % 5 == 0 {
+                let v = rng.random();
+                RGBAColor(v, v, v, alpha)
+            } else {
+                RGBAColor(rng.random(), rng.random(), rng.random(), alpha)
+            };
             let (theirs, ours) = both(&vertices, color, size);
             assert!(theirs == ours, "case {case}: {vertices:?} alpha {alpha}");
         }
     }
 
     #[test]
+    fn polygons_at_the_ends_of_the_coordinates_are_filled_without_overflow() {
+        let color = RGBAColor(200, 40, 40, 1.0);
+        let (max, min) = (i32::MAX, i32::MIN);
+        for vertices in
+            [vec![(0, min), (5, min), (5, min + 1), (0, min + 1)], vec![(min, 0), (min + 1, 0), (min + 1, 5), (min, 5)]]
+        {
+            let (theirs, ours) = both(&vertices, color, (60, 60));
+            assert!(theirs == ours, "{vertices:?}");
+        }
+        // Spans that end at the largest coordinate, off the canvas: plotters' own lines overflow
+        // there (`to + 1`: a panic with overflow checks, the whole row painted once wrapped); here
+        // they draw nothing.
+        let (untouched, _) = both(&[], color, (60, 60));
+        for vertices in [
+            vec![(0, max - 1), (10, max - 1), (10, max), (0, max)],
+            vec![(max - 1, 0), (max, 0), (max, 10), (max - 1, 10)],
+        ] {
+            let mut rgb = untouched.clone();
+            {
+                let mut back = BitMapBackend::with_buffer(&mut rgb, (60, 60));
+                fill_polygon(&mut back, &vertices, &ShapeStyle::from(color).filled()).unwrap();
+                back.present().unwrap();
+            }
+            assert!(rgb == untouched, "{vertices:?}");
+        }
+    }
+
+    #[test]
     fn degenerate_polygons_are_lines_as_plotters_draws_them() {
         let color = RGBAColor(10, 120, 200, 1.0);
-        for vertices in [vec![(5, 5), (40, 5), (20, 5)], vec![(7, 3), (7, 50)], vec![(3, 3)], vec![]] {
+        for vertices in [
+            vec![(5, 5), (40, 5), (20, 5)],
+            vec![(7, 3), (7, 50)],
+            vec![(3, 3), (30, 30), (12, 12)],
+            vec![(3, 3)],
+            vec![],
+        ] {
             let (theirs, ours) = both(&vertices, color, (60, 60));
             assert!(theirs == ours, "{vertices:?}");
         }
