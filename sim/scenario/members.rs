@@ -103,9 +103,7 @@ pub(crate) fn build_generated(
             let before = ctx.problems.len();
             let generator = Generator::plan(ctx, dto, &path, seed, calendar, base_durations);
             told.push(Told { problems: ctx.problems.split_off(before), stopped: false });
-            let durations = generator.as_ref().and_then(Generator::durations);
-            let count = generator.as_ref().map_or(0, |g| g.count() as usize);
-            Planned { path, generator, durations, count }
+            Planned { path, generator }
         })
         .collect();
     // The members of all generators, in order, are one sequence drawn and converted in parallel a
@@ -142,12 +140,12 @@ pub(crate) fn build_generated(
         // The next chunk: members of the generators that have not stopped, in order.
         chunk.clear();
         while chunk.len() < GENERATED_CHUNK && g < planned.len() {
-            let p = &planned[g];
-            if told[g].stopped || next >= p.count {
+            let count = planned[g].count();
+            if told[g].stopped || next >= count {
                 (g, next) = (g + 1, 0);
                 continue;
             }
-            let end = p.count.min(next + GENERATED_CHUNK - chunk.len());
+            let end = count.min(next + GENERATED_CHUNK - chunk.len());
             chunk.extend((next..end).map(|i| (g, i as u64)));
             next = end;
         }
@@ -169,7 +167,7 @@ pub(crate) fn build_generated(
                 Ok(member) => out.push(FleetEntry {
                     member,
                     origin: Origin::Generated { generator: g, number: i + 1 },
-                    durations: planned[g].durations.clone(),
+                    durations: planned[g].generator.as_ref().and_then(Generator::durations),
                     dto,
                 }),
                 Err(problems) => {
@@ -190,8 +188,13 @@ struct Planned<'g> {
     path: String,
     /// `None` if its plan has problems: it draws nothing.
     generator: Option<Generator<'g>>,
-    durations: Option<Arc<DurationModel>>,
-    count: usize,
+}
+
+impl Planned<'_> {
+    /// How many members it draws.
+    fn count(&self) -> usize {
+        self.generator.as_ref().map_or(0, |g| g.count() as usize)
+    }
 }
 
 /// What a generator has to tell, in order: its plan's problems, then its first member's with one.

@@ -150,8 +150,7 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
             glyphs.push(range);
         }
         for (start, end) in glyphs {
-            for i in start..end {
-                let (x, y, coverage) = self.coverage[i];
+            for &(x, y, coverage) in &self.coverage[start..end] {
                 let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
                 let (x, y) = (pos.0 + x, pos.1 + y);
                 if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 {
