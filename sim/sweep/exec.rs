@@ -127,7 +127,12 @@ pub fn run(plan: &SweepPlan, dir: &Path, options: ExecOptions) -> Result<ExecRep
         }
         None => {
             finish::write_finals(dir, &manifest, &PointTable::read(dir, &manifest)?, &index)?;
-            super::report::write_charts(dir)?;
+            // The charts on as many threads as the replications.
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(options.threads.max(1))
+                .build()
+                .map_err(|e| SweepError::Io(std::io::Error::other(e)))?;
+            pool.install(|| super::report::write_charts(dir))?;
             true
         }
     };

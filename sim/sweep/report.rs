@@ -15,6 +15,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::SweepError;
 use super::finish::{PairedRow, SummaryRow, read_paired, read_summary};
 use super::folder::{Manifest, PointTable, RUN_FAILED};
@@ -414,11 +416,13 @@ pub fn write_charts(dir: &Path) -> Result<(), SweepError> {
             }
         }
     };
+    // Drawn at once on the pool's threads (a chart is mostly its PNG's encoding, one thread's work),
+    // then written in order.
+    let charts: Vec<anyhow::Result<charts::Chart>> = specs.par_iter().map(draw).collect();
     let mut drawn = Vec::new();
     fs_err::create_dir_all(dir.join("charts"))?;
-    for spec in &specs {
-        let chart =
-            draw(spec).map_err(|e| SweepError::Conflict(format!("cannot draw chart {}: {e:#}", spec.file_stem)))?;
+    for (spec, chart) in specs.iter().zip(charts) {
+        let chart = chart.map_err(|e| SweepError::Conflict(format!("cannot draw chart {}: {e:#}", spec.file_stem)))?;
         for (path, bytes) in chart.files(&spec.file_stem) {
             fs_err::write(dir.join("charts").join(path), bytes)?;
         }
