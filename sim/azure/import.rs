@@ -6,8 +6,11 @@
 //! like any scenario. Problems of the assembled scenario are mapped back to the input object they
 //! came from.
 
+use std::any::TypeId;
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use rustc_hash::FxHashMap;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -443,13 +446,21 @@ fn kind_of(map: &Map<String, Value>) -> Option<Kind> {
     }
 }
 
+/// The shape of the DTO `T`, compiled once: an import reads many objects of a few kinds, and
+/// compiling a schema costs more than checking an object.
+fn shape_of<T: schemars::JsonSchema + 'static>() -> Arc<Shape> {
+    static SHAPES: LazyLock<Mutex<FxHashMap<TypeId, Arc<Shape>>>> = LazyLock::new(Mutex::default);
+    let mut shapes = SHAPES.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(shapes.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(Shape::of::<T>())))
+}
+
 /// Reads an object into a DTO through the scenario's shape check; problems point into its file.
-fn read<T: DeserializeOwned + schemars::JsonSchema>(
+fn read<T: DeserializeOwned + schemars::JsonSchema + 'static>(
     object: &Object,
     mut problems: Vec<Problem>,
 ) -> Result<T, Vec<String>> {
     let value = Value::Object(object.map.clone());
-    problems.extend(Shape::of::<T>().check(&value));
+    problems.extend(shape_of::<T>().check(&value));
     let line = |p: &Problem| {
         format!(
             "{}: {}: {}",

@@ -37,12 +37,14 @@ pub struct Shape {
 /// Where a schema is written (a property's, an array's items, a resolved alternative): what problems
 /// of its values are worded from, and the rules it resolves to.
 struct Place {
-    /// The schema's pointer in `root`; `None` for a reference that leads nowhere (read as `true`).
+    /// The schema's pointer in `root`; `None` for an alternative whose reference leads nowhere (read
+    /// as `true`, as a walk from it reads it).
     at: Option<String>,
     rules: usize,
 }
 
-/// What a schema checks, `$ref`s followed; one per schema, shared by every place that names it.
+/// What a schema checks, `$ref`s followed: compiled once for each schema a `$ref` names (shared by
+/// every place that names it) and once for each schema written in place.
 enum Rules {
     /// `false`: no value is allowed.
     Nothing,
@@ -190,32 +192,46 @@ impl<'a> Compiler<'a> {
     }
 
     fn named(&mut self, name: &'a str, schema: &'a Value) -> usize {
-        match self.named.get(name) {
-            Some(&id) => id,
+        if let Some(&id) = self.named.get(name) {
+            return id;
+        }
+        // Known before it is compiled, so that a schema referring to itself ends.
+        let id = self.reserve();
+        self.named.insert(name, id);
+        self.compile_into(id, name.to_string(), schema);
+        id
+    }
+
+    fn nowhere(&mut self) -> usize {
+        match self.nowhere {
+            Some(id) => id,
             None => {
-                // Known before it is compiled, so that a schema referring to itself ends.
-                self.named.insert(name, self.rules.len());
-                self.compile(name.to_string(), schema)
+                let id = self.reserve();
+                *self.nowhere.insert(id)
             }
         }
     }
 
-    fn nowhere(&mut self) -> usize {
-        *self.nowhere.get_or_insert_with(|| {
-            self.rules.push(Rules::Anything);
-            self.rules.len() - 1
-        })
-    }
-
     /// The rules of `schema`, resolved and written at `at`.
     fn compile(&mut self, at: String, schema: &'a Value) -> usize {
-        let id = self.rules.len();
+        let id = self.reserve();
+        self.compile_into(id, at, schema);
+        id
+    }
+
+    /// A place in `rules` for rules compiled next.
+    fn reserve(&mut self) -> usize {
         self.rules.push(Rules::Anything);
+        self.rules.len() - 1
+    }
+
+    /// Compiles the rules of `schema`, resolved and written at `at`, into their reserved place `id`.
+    fn compile_into(&mut self, id: usize, at: String, schema: &'a Value) {
         let Value::Object(rules) = schema else {
             if schema == &Value::Bool(false) {
                 self.rules[id] = Rules::Nothing;
             }
-            return id;
+            return;
         };
         let fields = Fields::of(rules);
         let alternatives = match (fields.any_of, fields.one_of) {
@@ -231,7 +247,7 @@ impl<'a> Compiler<'a> {
                 .map(|(i, schema)| self.alternative(child(&here, &i.to_string()), schema))
                 .collect();
             self.rules[id] = Rules::AnyOf(places);
-            return id;
+            return;
         }
         let kinds = match fields.kind {
             Some(Value::String(t)) => kinds_named(t),
@@ -272,7 +288,6 @@ impl<'a> Compiler<'a> {
             items,
             at,
         });
-        id
     }
 }
 
