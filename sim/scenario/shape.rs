@@ -268,14 +268,7 @@ impl<'a> Compiler<'a> {
             Some(Value::Bool(false)) => Additional::Refused,
             Some(schema) => Additional::Checked(self.place(child(&at, "additionalProperties"), schema)),
         };
-        let required = fields
-            .required
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
+        let required = names(fields.required);
         let items = fields.items.map(|schema| self.place(child(&at, "items"), schema));
         self.rules[id] = Rules::Checked(Checked {
             kinds,
@@ -289,6 +282,11 @@ impl<'a> Compiler<'a> {
             at,
         });
     }
+}
+
+/// The names a `required` keyword lists.
+fn names(required: Option<&Value>) -> Vec<String> {
+    required.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect()
 }
 
 /// The pointer of `token` in the value at `at` (RFC 6901: `~` and `/` escaped).
@@ -604,14 +602,7 @@ impl Shape {
 
     fn object_kind(&self, rules: &Map<String, Value>, plural: bool) -> String {
         let noun = if plural { "objects" } else { "an object" };
-        let required: Vec<String> = rules
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
+        let required = names(rules.get("required"));
         if !required.is_empty() {
             return format!("{noun} with {}", and_list(&required));
         }
