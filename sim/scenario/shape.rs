@@ -240,12 +240,9 @@ impl<'a> Compiler<'a> {
             (None, None) => None,
         };
         if let Some((key, Some(alternatives))) = alternatives {
-            let here = child(&at, key);
-            let places = alternatives
-                .iter()
-                .enumerate()
-                .map(|(i, schema)| self.alternative(child(&here, &i.to_string()), schema))
-                .collect();
+            let here = join(&at, key);
+            let places =
+                alternatives.iter().enumerate().map(|(i, schema)| self.alternative(join(&here, i), schema)).collect();
             self.rules[id] = Rules::AnyOf(places);
             return;
         }
@@ -256,20 +253,20 @@ impl<'a> Compiler<'a> {
         };
         let mut properties = FxHashMap::default();
         if let Some(written) = fields.properties.and_then(Value::as_object) {
-            let here = child(&at, "properties");
+            let here = join(&at, "properties");
             properties.reserve(written.len());
             for (key, schema) in written {
-                let place = self.place(child(&here, key), schema);
+                let place = self.place(join(&here, key), schema);
                 properties.insert(key.clone(), place);
             }
         }
         let additional = match fields.additional {
             None => Additional::Ignored,
             Some(Value::Bool(false)) => Additional::Refused,
-            Some(schema) => Additional::Checked(self.place(child(&at, "additionalProperties"), schema)),
+            Some(schema) => Additional::Checked(self.place(join(&at, "additionalProperties"), schema)),
         };
         let required = names(fields.required);
-        let items = fields.items.map(|schema| self.place(child(&at, "items"), schema));
+        let items = fields.items.map(|schema| self.place(join(&at, "items"), schema));
         self.rules[id] = Rules::Checked(Checked {
             kinds,
             integers: fields.format.and_then(Value::as_str).and_then(integer_range),
@@ -287,19 +284,6 @@ impl<'a> Compiler<'a> {
 /// The names a `required` keyword lists.
 fn names(required: Option<&Value>) -> Vec<String> {
     required.and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect()
-}
-
-/// The pointer of `token` in the value at `at` (RFC 6901: `~` and `/` escaped).
-fn child(at: &str, token: &str) -> String {
-    let mut pointer = String::with_capacity(at.len() + 1 + token.len());
-    pointer.push_str(at);
-    pointer.push('/');
-    if token.contains(['~', '/']) {
-        pointer.push_str(&token.replace('~', "~0").replace('/', "~1"));
-    } else {
-        pointer.push_str(token);
-    }
-    pointer
 }
 
 /// The keywords of an object schema a walk uses, found in one pass over its few fields (the map's
@@ -350,7 +334,7 @@ impl Shape {
     /// The shape a JSON Schema describes.
     fn from_schema(root: Value) -> Shape {
         let definitions = match root.get("$defs") {
-            Some(Value::Object(defs)) => defs.iter().map(|(name, schema)| (child("/$defs", name), schema)).collect(),
+            Some(Value::Object(defs)) => defs.iter().map(|(name, schema)| (join("/$defs", name), schema)).collect(),
             _ => FxHashMap::default(),
         };
         let mut compiler = Compiler {
