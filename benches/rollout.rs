@@ -1,7 +1,8 @@
 //! The speed workload (`cargo bench --bench rollout`): one replication of the performance anchors'
 //! rollout (see `benches/workload/mod.rs`) at 1,000, 10,000 and 100,000 members, by the minimal
 //! hand-written loop and by fleetsim with and without a timeline, measured in the same run so the
-//! ratio can be read off; and loading (parse, generate, build) per member. fleetsim's replications
+//! ratio can be read off; and loading (shape check, reading, generating, building, from the JSON
+//! document as `fleetsim run` has it once parsed) per member. fleetsim's replications
 //! run as a sweep runs them, one `Simulator` reset for each (`fleetsim_fresh`: a `simulate` that
 //! builds everything for its one replication, as `fleetsim run` does).
 //!
@@ -13,7 +14,7 @@ mod workload;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use fleetsim::simulation::{SimOptions, Simulator, simulate};
 use fleetsim::sweep::plan::build_value;
 
@@ -22,7 +23,7 @@ fn replication(c: &mut Criterion) {
     group.sampling_mode(SamplingMode::Flat);
     for n in [1_000usize, 10_000, 100_000] {
         let doc = workload::scenario(n, false);
-        let scenario = build_value(&doc, None).expect("the workload scenario is valid");
+        let scenario = build_value(doc.clone(), None).expect("the workload scenario is valid");
         let (samples, time) = if n >= 100_000 { (10, 20) } else { (20, 8) };
         group.sample_size(samples).measurement_time(Duration::from_secs(time));
         group.throughput(Throughput::Elements(n as u64));
@@ -51,7 +52,12 @@ fn replication(c: &mut Criterion) {
             })
         });
         group.bench_function(BenchmarkId::new("load", n), |b| {
-            b.iter(|| build_value(black_box(&doc), None).expect("the workload scenario is valid"))
+            // From a document of its own, as `fleetsim run` builds the one it parsed.
+            b.iter_batched(
+                || doc.clone(),
+                |doc| build_value(black_box(doc), None).expect("the workload scenario is valid"),
+                BatchSize::SmallInput,
+            )
         });
     }
     group.finish();

@@ -27,7 +27,7 @@ fn base(full_rollout: bool) -> Scenario {
     if full_rollout {
         doc["models"].as_object_mut().unwrap().remove("badReleases");
     }
-    build_value(&doc, None).expect("the example's base scenario is valid")
+    build_value(doc, None).expect("the example's base scenario is valid")
 }
 
 fn bench(c: &mut Criterion) {

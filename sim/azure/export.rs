@@ -88,7 +88,7 @@ pub fn recommended_strategy(value: &Value, which: Option<&str>) -> Result<Strate
             .map(|p| Problem { path: p.path.replacen(&at, &format!("/{key}/strategy"), 1), ..p }.to_string())
             .collect()
     };
-    let (dto, moves) = crate::scenario::dto_from_value(&scenario).map_err(relocate)?;
+    let (dto, moves) = crate::scenario::dto_from_owned(scenario).map_err(relocate)?;
     crate::scenario::build::build(&dto, None).map_err(|p| relocate(moves.locate(p)))?;
     Ok(dto.update_strategies.get(NAME).cloned().expect("the strategy was given under this name"))
 }

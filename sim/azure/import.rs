@@ -379,7 +379,7 @@ pub fn import(inputs: &[Input], options: &ImportOptions) -> Result<Imported, Vec
     head.append(&mut summary);
 
     // The scenario goes through the same validation as any scenario file.
-    if let Err(problems) = scenario::from_value(&serde_json::to_value(&dto).expect("DTOs serialize"), None) {
+    if let Err(problems) = scenario::from_owned(serde_json::to_value(&dto).expect("DTOs serialize"), None) {
         return Err(problems.iter().map(|p| locate(&origins, p)).collect());
     }
     Ok(Imported { scenario: dto, summary: head })

@@ -418,12 +418,41 @@ pub struct UpgradeSettingsDto {
 
 /// A value the API types as a string but people often write as a number (`"3"` or `3`). Written
 /// back as the API types it: a string.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
 #[serde(untagged)]
 #[schemars(extend("examples" = ["25%", "3"]))]
 pub enum StringOrInt {
     String(String),
     Int(i64),
+}
+
+/// What `#[serde(untagged)]` would accept (a string, or an integer that fits an `i64`), read
+/// without buffering the value first: every limit of a strategy is one of these.
+impl<'de> Deserialize<'de> for StringOrInt {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = StringOrInt;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<StringOrInt, E> {
+                Ok(StringOrInt::String(v.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<StringOrInt, E> {
+                Ok(StringOrInt::String(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<StringOrInt, E> {
+                Ok(StringOrInt::Int(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<StringOrInt, E> {
+                i64::try_from(v)
+                    .map(StringOrInt::Int)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
 }
 
 impl Serialize for StringOrInt {
@@ -801,4 +830,29 @@ pub enum DurationDistSchema {
         min: String,
         max: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StringOrInt;
+    use serde_json::json;
+
+    /// What the hand-written reader accepts is what `#[serde(untagged)]` accepted: a string, or an
+    /// integer that fits an `i64`; nothing else.
+    #[test]
+    fn a_limit_reads_as_untagged_did() {
+        let read = |v: serde_json::Value| serde_json::from_value::<StringOrInt>(v).ok();
+        assert_eq!(read(json!("25%")), Some(StringOrInt::String("25%".into())));
+        assert_eq!(read(json!(3)), Some(StringOrInt::Int(3)));
+        assert_eq!(read(json!(-3)), Some(StringOrInt::Int(-3)));
+        assert_eq!(read(json!(i64::MAX)), Some(StringOrInt::Int(i64::MAX)));
+        assert_eq!(read(json!(u64::MAX)), None);
+        assert_eq!(read(json!(3.0)), None);
+        assert_eq!(read(json!(true)), None);
+        assert_eq!(read(json!(null)), None);
+        assert_eq!(read(json!(["3"])), None);
+        // From text too (a sweep reads its base scenario's limits this way).
+        assert_eq!(serde_json::from_str::<StringOrInt>("\"3\"").ok(), Some(StringOrInt::String("3".into())));
+        assert_eq!(serde_json::from_str::<StringOrInt>("7").ok(), Some(StringOrInt::Int(7)));
+    }
 }

@@ -215,13 +215,18 @@ impl<'de> serde::Deserialize<'de> for NoDuplicateKeys {
 /// Parses JSON text into the DTO: every problem of shape at once (see [`shape`]), with the moves
 /// of pasted Azure objects' envelopes ([`envelope`]).
 pub fn parse_dto(text: &str) -> Result<(ScenarioDto, envelope::Moves), Vec<Problem>> {
-    dto_from_value(&parse_json(text).map_err(|p| vec![p])?)
+    dto_from_owned(parse_json(text).map_err(|p| vec![p])?)
+}
+
+/// [`dto_from_owned`] of a copy of `value`.
+pub fn dto_from_value(value: &Value) -> Result<(ScenarioDto, envelope::Moves), Vec<Problem>> {
+    dto_from_owned(value.clone())
 }
 
 /// Takes the envelopes off pasted Azure objects, checks the scenario's JSON against the scenario
-/// schema and deserializes it once it fits. Problems point into `value` as given.
-pub fn dto_from_value(value: &Value) -> Result<(ScenarioDto, envelope::Moves), Vec<Problem>> {
-    let mut value = value.clone();
+/// schema and deserializes it once it fits. Problems point into `value` as given. The envelopes
+/// come off in place: a caller that has the document to give gives it, rather than have it copied.
+pub fn dto_from_owned(mut value: Value) -> Result<(ScenarioDto, envelope::Moves), Vec<Problem>> {
     let (moves, mut problems) = envelope::unwrap_scenario(&mut value);
     problems.extend(SHAPE.check(&value));
     if !problems.is_empty() {
@@ -239,7 +244,12 @@ pub fn dto_from_value(value: &Value) -> Result<(ScenarioDto, envelope::Moves), V
 
 /// Checks, deserializes and validates a scenario's JSON.
 pub fn from_value(value: &Value, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    let (dto, moves) = dto_from_value(value)?;
+    from_owned(value.clone(), seed_override)
+}
+
+/// [`from_value`] of a document the caller gives up (no copy is made of it).
+pub fn from_owned(value: Value, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
+    let (dto, moves) = dto_from_owned(value)?;
     build::build(&dto, seed_override).map_err(|p| moves.locate(p))
 }
 
@@ -274,7 +284,7 @@ pub fn describe_json_error(e: &serde_json::Error) -> String {
 
 /// Parses and validates a scenario.
 pub fn parse_str(text: &str, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    from_value(&parse_json(text).map_err(|p| vec![p])?, seed_override)
+    from_owned(parse_json(text).map_err(|p| vec![p])?, seed_override)
 }
 
 /// Parses and validates a scenario, and returns its whole fleet (explicit and generated members) in

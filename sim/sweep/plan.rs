@@ -188,7 +188,7 @@ impl SweepPlan {
     pub fn build_point(&self, p: usize) -> Result<Arc<Scenario>, Vec<Problem>> {
         match self.built.get(p).and_then(Option::clone) {
             Some(s) => Ok(s),
-            None => build_value(&self.point_value(p), self.seed_override).map(Arc::new),
+            None => build_value(self.point_value(p), self.seed_override).map(Arc::new),
         }
     }
 
@@ -410,8 +410,8 @@ pub fn value_text(value: &Value) -> String {
 }
 
 /// Parses and validates scenario JSON the way `fleetsim run` does with a file.
-pub fn build_value(value: &Value, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    scenario::from_value(value, seed_override)
+pub fn build_value(value: Value, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
+    scenario::from_owned(value, seed_override)
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -580,7 +580,7 @@ impl Checker<'_> {
 
     /// Validates the base scenario itself; its problems name its own file.
     pub(crate) fn base_scenario(&mut self, base: &Base) -> Option<Scenario> {
-        match build_value(&base.value, None) {
+        match build_value(base.value.clone(), None) {
             Ok(s) => Some(s),
             Err(problems) => {
                 for p in problems {
@@ -823,7 +823,7 @@ impl Checker<'_> {
             .map(|(path, parameter, value)| {
                 let mut doc = base.value.clone();
                 set_pointer(&mut doc, &parameter.pointer, value.clone()).expect("pointer checked");
-                match build_value(&doc, seed) {
+                match build_value(doc, seed) {
                     Ok(_) => Vec::new(),
                     Err(problems) => problems
                         .iter()
@@ -867,7 +867,7 @@ impl Checker<'_> {
                 for (parameter, value) in parameters.iter().zip(values) {
                     set_pointer(&mut doc, &parameter.pointer, value.clone()).expect("pointer checked");
                 }
-                build_value(&doc, seed)
+                build_value(doc, seed)
                     .map(|s| {
                         let keep = s.fleet.len().max(1).saturating_mul(p + 1) <= BUILT_MEMBERS_KEPT;
                         (s.seed, keep.then(|| Arc::new(s)))

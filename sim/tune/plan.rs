@@ -244,7 +244,7 @@ impl TunePlan {
 
     /// The validated scenario of candidate `c` in world `w`.
     pub fn build(&self, c: &Candidate, w: usize) -> Scenario {
-        build_value(&self.scenario_value(c, w), self.seed_override).expect("every candidate was validated")
+        build_value(self.scenario_value(c, w), self.seed_override).expect("every candidate was validated")
     }
 
     /// The tuned run's strategy in candidate `c`'s scenario (the same in every world).
@@ -324,7 +324,7 @@ impl TunePlan {
     /// The problems of candidate `c` in every world (empty when it builds everywhere).
     pub fn problems(&self, c: &Candidate) -> Vec<(usize, Vec<Problem>)> {
         (0..self.worlds.len())
-            .filter_map(|w| build_value(&self.scenario_value(c, w), self.seed_override).err().map(|p| (w, p)))
+            .filter_map(|w| build_value(self.scenario_value(c, w), self.seed_override).err().map(|p| (w, p)))
             .collect()
     }
 }
@@ -811,7 +811,7 @@ fn check_values(ck: &mut Checker, plan: &TunePlan) {
             let Levels::Values(values) = &plan.parameters[*i].levels else { unreachable!("checked") };
             let value = &values[*j];
             set_pointer(&mut doc, pointer, value.clone()).expect("pointer checked");
-            match build_value(&doc, plan.seed_override) {
+            match build_value(doc, plan.seed_override) {
                 Ok(_) => Vec::new(),
                 Err(problems) => problems
                     .iter()
@@ -837,7 +837,7 @@ fn check_candidates(ck: &mut Checker, plan: &TunePlan) {
         (0..plan.initial.len()).flat_map(|c| (0..plan.worlds.len()).map(move |w| (c, w))).collect();
     let found: Vec<Vec<SweepProblem>> = pairs
         .par_iter()
-        .map(|&(c, w)| match build_value(&plan.scenario_value(&plan.initial[c], w), plan.seed_override) {
+        .map(|&(c, w)| match build_value(plan.scenario_value(&plan.initial[c], w), plan.seed_override) {
             Ok(_) => Vec::new(),
             Err(problems) => {
                 let (path, what) = if c == 0 {

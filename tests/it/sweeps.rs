@@ -776,7 +776,7 @@ fn time_to_upgraded_is_empty_for_runs_that_never_get_there() {
     let mut good = serde_json::from_str::<serde_json::Value>(BASE).unwrap();
     good["models"].as_object_mut().unwrap().remove("badReleases");
     good["models"]["failure"]["patchProbability"] = serde_json::json!(0.1);
-    let good = fleetsim::sweep::plan::build_value(&good, None).unwrap();
+    let good = fleetsim::sweep::plan::build_value(good, None).unwrap();
     let mut seen = BTreeMap::new();
     for replication in 0..30 {
         let result = simulate(&good, SimOptions { record_timeline: false, replication });
