@@ -240,52 +240,94 @@ struct Placeholders<'a> {
     group: Option<&'a str>,
 }
 
+/// The placeholders of a pattern, in the order they are replaced.
+const PLACEHOLDERS: [&str; 4] = ["{index}", "{region}", "{geography}", "{group}"];
+
+/// Where the placeholders of `text` are: each `{` with the placeholder it starts (an index into
+/// [`PLACEHOLDERS`]); `None` when a `{` starts none.
+fn places_of(text: &str) -> Option<Vec<(usize, usize)>> {
+    // The `{`s of a pattern, found byte by byte: these texts are short, shorter than a searcher
+    // takes to set up.
+    text.bytes()
+        .enumerate()
+        .filter(|(_, b)| *b == b'{')
+        .map(|(i, _)| PLACEHOLDERS.iter().position(|p| text[i..].starts_with(p)).map(|k| (i, k)))
+        .collect()
+}
+
+/// A pattern every member of a generator fills (its name, a group or label pattern), read once.
+struct Pattern {
+    text: String,
+    places: Option<Vec<(usize, usize)>>,
+}
+
+impl Pattern {
+    fn new(text: String) -> Pattern {
+        let places = places_of(&text);
+        Pattern { text, places }
+    }
+}
+
+/// A group or label value: a pattern read once, or value → weight.
+enum Pick<'g> {
+    Pattern(Pattern),
+    Weights(&'g BTreeMap<String, f64>),
+}
+
+impl<'g> Pick<'g> {
+    fn new(dto: &'g PickDto) -> Pick<'g> {
+        match dto {
+            PickDto::Pattern(text) => Pick::Pattern(Pattern::new(text.clone())),
+            PickDto::Weights(weights) => Pick::Weights(weights),
+        }
+    }
+}
+
 impl Placeholders<'_> {
     /// The placeholders and what they stand for, in the order they are replaced.
     fn values(&self) -> [(&'static str, &str); 4] {
         [
-            ("{index}", self.index),
-            ("{region}", self.region),
-            ("{geography}", self.geography),
-            ("{group}", self.group.unwrap_or("none")),
+            (PLACEHOLDERS[0], self.index),
+            (PLACEHOLDERS[1], self.region),
+            (PLACEHOLDERS[2], self.geography),
+            (PLACEHOLDERS[3], self.group.unwrap_or("none")),
         ]
     }
 
     fn fill(&self, pattern: &str) -> String {
+        self.fill_at(pattern, places_of(pattern).as_deref())
+    }
+
+    fn fill_pattern(&self, pattern: &Pattern) -> String {
+        self.fill_at(&pattern.text, pattern.places.as_deref())
+    }
+
+    /// `text` filled, its placeholders being at `places` ([`places_of`]).
+    fn fill_at(&self, text: &str, places: Option<&[(usize, usize)]>) -> String {
         // The placeholders are replaced one after another, each in the text the previous left.
         // Patterns are filled for every member, so the usual case is done in one pass: when every
         // `{` of the pattern starts a placeholder and no value holds a `{`, a replacement cannot
         // make or break another's occurrence, and one pass left to right gives the same text.
+        let Some(places) = places else { return self.fill_in_turn(text) };
+        if places.is_empty() {
+            return text.to_string();
+        }
         let values = self.values();
-        // The `{`s of a pattern, found byte by byte: these texts are short, shorter than a
-        // searcher takes to set up.
-        let braces = || pattern.bytes().enumerate().filter(|(_, b)| *b == b'{').map(|(i, _)| i);
-        if braces().next().is_none() {
-            return pattern.to_string();
+        if values.iter().any(|(_, v)| v.as_bytes().contains(&b'{')) {
+            return self.fill_in_turn(text);
         }
-        let at_brace = |i: usize| values.iter().find(|(p, _)| pattern[i..].starts_with(p));
-        let mut len = pattern.len();
-        let mut one_pass = values.iter().all(|(_, v)| !v.bytes().any(|b| b == b'{'));
-        for i in braces() {
-            match at_brace(i) {
-                // Sized exactly: the text becomes a member's own and is kept as it is.
-                Some((placeholder, value)) => len = len - placeholder.len() + value.len(),
-                None => one_pass = false,
-            }
+        // Sized exactly: the text becomes a member's own and is kept as it is.
+        let len = places.iter().fold(text.len(), |len, &(_, k)| len - values[k].0.len() + values[k].1.len());
+        let mut out = String::with_capacity(len);
+        let mut rest = 0;
+        for &(i, k) in places {
+            let (placeholder, value) = values[k];
+            out.push_str(&text[rest..i]);
+            out.push_str(value);
+            rest = i + placeholder.len();
         }
-        if one_pass {
-            let mut out = String::with_capacity(len);
-            let mut rest = 0;
-            for i in braces() {
-                let (placeholder, value) = at_brace(i).expect("every brace starts a placeholder");
-                out.push_str(&pattern[rest..i]);
-                out.push_str(value);
-                rest = i + placeholder.len();
-            }
-            out.push_str(&pattern[rest..]);
-            return out;
-        }
-        self.fill_in_turn(pattern)
+        out.push_str(&text[rest..]);
+        out
     }
 
     /// [`fill`](Self::fill) as the placeholders are defined: each replaced in the text the previous
@@ -354,10 +396,10 @@ fn draw_pick(rng: &mut Stream, choice: &PickDto, places: &Placeholders) -> Strin
 /// [`draw_pick`] from a stream of its own, made only when a draw decides something: a pattern
 /// draws nothing, and a single positive weight is what any draw would pick (no other draw comes
 /// from that stream, so skipping it changes nothing).
-fn draw_pick_own(stream: impl FnOnce() -> Stream, choice: &PickDto, places: &Placeholders) -> String {
+fn draw_pick_own(stream: impl FnOnce() -> Stream, choice: &Pick, places: &Placeholders) -> String {
     match choice {
-        PickDto::Pattern(text) => places.fill(text),
-        PickDto::Weights(weights) => pick_own(stream, weights).unwrap_or_default().to_string(),
+        Pick::Pattern(pattern) => places.fill_pattern(pattern),
+        Pick::Weights(weights) => pick_own(stream, weights).unwrap_or_default().to_string(),
     }
 }
 
@@ -621,7 +663,11 @@ enum VersionKey {
 /// A generator checked once, before any member is drawn.
 struct Plan<'g> {
     dto: &'g GeneratorDto,
-    pattern: String,
+    pattern: Pattern,
+    /// `dto.groups`, its pattern read once.
+    groups: Option<Pick<'g>>,
+    /// The values of `dto.labels`, in its order, their patterns read once.
+    labels: Vec<Pick<'g>>,
     regions: BTreeMap<String, f64>,
     versions: BTreeMap<String, VersionKey>,
     pools: Option<PoolPlan>,
@@ -746,7 +792,9 @@ fn plan<'g>(
         .map(|d| Arc::new(duration_model(ctx, d, base_durations.clone(), &join(path, "durations"))));
     (ctx.problems.len() == before).then_some(Plan {
         dto,
-        pattern,
+        pattern: Pattern::new(pattern),
+        groups: dto.groups.as_ref().map(Pick::new),
+        labels: dto.labels.values().map(Pick::new).collect(),
         versions,
         pools,
         image_age,
@@ -818,7 +866,7 @@ impl<'g> Generator<'g> {
         base_durations: &DurationModel,
     ) -> Option<Generator<'g>> {
         let plan = plan(ctx, dto, path, calendar, base_durations)?;
-        let key = name_key(&plan.pattern);
+        let key = name_key(&plan.pattern.text);
         Some(Generator {
             tree: SeedTree::new(dto.seed.unwrap_or(seed), 0),
             key,
@@ -894,12 +942,13 @@ fn draw_member(
     let mut index = [0u8; 40];
     let index = zero_padded(i + 1, width, &mut index);
     let mut places = Placeholders { index, region, geography, group: None };
-    let group = plan.dto.groups.as_ref().map(|g| draw_pick_own(|| stream("group"), g, &places));
+    let group = plan.groups.as_ref().map(|g| draw_pick_own(|| stream("group"), g, &places));
     places.group = group.as_deref();
     let labels = plan
         .dto
         .labels
-        .iter()
+        .keys()
+        .zip(&plan.labels)
         .zip(&plan.label_keys)
         .map(|((key, values), &label)| (key.clone(), draw_pick_own(|| keyed(label), values, &places)))
         // Inserted one by one: collecting sorts a list first, and a member has a few labels.
@@ -989,7 +1038,7 @@ fn draw_member(
     let long_term_support =
         plan.long_term_support > 0.0 && stream("longTermSupport").random::<f64>() < plan.long_term_support;
     let stopped = plan.stopped > 0.0 && stream("stopped").random::<f64>() < plan.stopped;
-    let name = places.fill(&plan.pattern);
+    let name = places.fill_pattern(&plan.pattern);
     MemberDto {
         cluster_resource_id: None,
         name,
