@@ -1099,7 +1099,11 @@ mod tests {
             for region in regions {
                 let places = super::Placeholders { index: "042", region, geography: "europe", group };
                 for pattern in patterns {
-                    assert_eq!(places.fill(pattern), places.fill_in_turn(pattern), "{pattern} {region} {group:?}");
+                    let in_turn = places.fill_in_turn(pattern);
+                    assert_eq!(places.fill(pattern), in_turn, "{pattern} {region} {group:?}");
+                    // As a generator fills it: the pattern read once.
+                    let read = super::Pattern::new(pattern.to_string());
+                    assert_eq!(places.fill_pattern(&read), in_turn, "{pattern} {region} {group:?}");
                 }
             }
         }
