@@ -52,7 +52,8 @@ fn replication(c: &mut Criterion) {
             })
         });
         group.bench_function(BenchmarkId::new("load", n), |b| {
-            // From a document of its own, as `fleetsim run` builds the one it parsed.
+            // From a document of its own, as `fleetsim run` builds the one it parsed; the copy is
+            // made, and the scenario dropped, outside the timing (as `examples/ratio.rs` times it).
             b.iter_batched(
                 || doc.clone(),
                 |doc| build_value(black_box(doc), None).expect("the workload scenario is valid"),

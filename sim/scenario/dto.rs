@@ -851,7 +851,7 @@ mod tests {
         assert_eq!(read(json!(true)), None);
         assert_eq!(read(json!(null)), None);
         assert_eq!(read(json!(["3"])), None);
-        // From text too (a sweep reads its base scenario's limits this way).
+        // From text too, as a derived reader of a type holding one would read it.
         assert_eq!(serde_json::from_str::<StringOrInt>("\"3\"").ok(), Some(StringOrInt::String("3".into())));
         assert_eq!(serde_json::from_str::<StringOrInt>("7").ok(), Some(StringOrInt::Int(7)));
     }
