@@ -93,19 +93,27 @@ pub(crate) fn build_generated(
     let asked = generators.iter().map(|g| g.count.clamp(0, 1 << 20) as usize).fold(0usize, usize::saturating_add);
     out.reserve(asked.min(1 << 20));
     // Every generator is planned first, its problems kept apart so that they are told in the order
-    // of one generator after the other: its plan's, then its first member's with a problem.
-    let mut told: Vec<Told> = Vec::with_capacity(generators.len());
-    let planned: Vec<Planned> = generators
-        .iter()
+    // of one generator after the other: its plan's, then its first member's with a problem. Plans
+    // are independent: made on the pool's threads, each into a context of its own, and taken in
+    // generator order (a file of many small generators spends as much planning as drawing).
+    let start = ctx.start;
+    let plans: Vec<(Planned, Told, Vec<Problem>)> = generators
+        .par_iter()
         .enumerate()
         .map(|(g, dto)| {
             let path = join("/memberGenerators", g);
-            let before = ctx.problems.len();
-            let generator = Generator::plan(ctx, dto, &path, seed, calendar, base_durations);
-            told.push(Told { problems: ctx.problems.split_off(before), stopped: false });
-            Planned { path, generator }
+            let mut own = Ctx { problems: Vec::new(), warnings: Vec::new(), start };
+            let generator = Generator::plan(&mut own, dto, &path, seed, calendar, base_durations);
+            (Planned { path, generator }, Told { problems: own.problems, stopped: false }, own.warnings)
         })
         .collect();
+    let mut planned: Vec<Planned> = Vec::with_capacity(plans.len());
+    let mut told: Vec<Told> = Vec::with_capacity(plans.len());
+    for (plan, problems, warnings) in plans {
+        planned.push(plan);
+        told.push(problems);
+        ctx.warnings.extend(warnings);
+    }
     // The members of all generators, in order, are one sequence drawn and converted in parallel a
     // chunk at a time (each member's draws come from its own streams, so the order of the work
     // changes nothing), then taken in order: a fleet of many small generators keeps every thread
