@@ -109,9 +109,9 @@ pub(crate) fn build_generated(
         .collect();
     let mut planned: Vec<Planned> = Vec::with_capacity(plans.len());
     let mut told: Vec<Told> = Vec::with_capacity(plans.len());
-    for (plan, problems, warnings) in plans {
+    for (plan, its_problems, warnings) in plans {
         planned.push(plan);
-        told.push(problems);
+        told.push(its_problems);
         ctx.warnings.extend(warnings);
     }
     // The members of all generators, in order, are one sequence drawn and converted in parallel a
