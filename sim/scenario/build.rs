@@ -81,7 +81,7 @@ fn build_inner(
     seed_override: Option<u64>,
     keep_dtos: bool,
 ) -> Result<(Scenario, Vec<MemberDto>), Vec<Problem>> {
-    let mut ctx = Ctx { problems: Vec::new(), warnings: Vec::new(), start: Time(0) };
+    let mut ctx = Ctx::new(Time(0));
     if let Some(problem) = folder_name_problem(&dto.name, "scenario", "a report folder") {
         ctx.err("/name", problem);
     }

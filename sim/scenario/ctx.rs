@@ -22,6 +22,11 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// A context with no problems yet, for a scenario starting at `start`.
+    pub fn new(start: Time) -> Ctx {
+        Ctx { problems: Vec::new(), warnings: Vec::new(), start }
+    }
+
     pub fn err(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.problems.push(Problem::new(path, message));
     }

@@ -102,7 +102,7 @@ pub(crate) fn build_generated(
         .enumerate()
         .map(|(g, dto)| {
             let path = join("/memberGenerators", g);
-            let mut own = Ctx { problems: Vec::new(), warnings: Vec::new(), start };
+            let mut own = Ctx::new(start);
             let generator = Generator::plan(&mut own, dto, &path, seed, calendar, base_durations);
             (Planned { path, generator }, Told { problems: own.problems, stopped: false }, own.warnings)
         })
@@ -122,7 +122,7 @@ pub(crate) fn build_generated(
     let draw = |(g, i): (usize, u64)| -> Drawn {
         let Planned { path, generator, .. } = &planned[g];
         let generator = generator.as_ref().expect("only planned generators draw");
-        let mut own = Ctx { problems: Vec::new(), warnings: Vec::new(), start };
+        let mut own = Ctx::new(start);
         let member = generator.draw(&own, i, calendar, keep_dtos);
         // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
         let (built, dto) = if keep_dtos {

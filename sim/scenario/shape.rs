@@ -143,29 +143,34 @@ enum Resolved<'a> {
     Nowhere,
 }
 
+/// Follows `$ref`s (`#/$defs/...`) from `schema`, looking each one's pointer up with `find`: the
+/// schema they lead to, with the pointer of the last reference (`None` when `schema` has none);
+/// `None` when a reference leads nowhere.
+fn follow<'a>(schema: &'a Value, find: impl Fn(&str) -> Option<&'a Value>) -> Option<(Option<&'a str>, &'a Value)> {
+    let mut named = None;
+    let mut schema = schema;
+    // A bound on chains of references: schemars never nests them, a loop would be a bug.
+    for _ in 0..16 {
+        // Found by a scan of the schema's few keys rather than by hashing.
+        let reference = match schema {
+            Value::Object(map) => map.iter().find(|(key, _)| *key == "$ref").and_then(|(_, r)| r.as_str()),
+            _ => None,
+        };
+        let Some(reference) = reference else { return Some((named, schema)) };
+        let at = reference.strip_prefix('#')?;
+        (named, schema) = (Some(at), find(at)?);
+    }
+    None
+}
+
 impl<'a> Compiler<'a> {
     /// Follows `$ref`s (`#/$defs/...`) from `schema` to the schema they name.
     fn resolve(&self, schema: &'a Value) -> Resolved<'a> {
-        let mut named = None;
-        let mut schema = schema;
-        // A bound on chains of references: schemars never nests them, a loop would be a bug.
-        for _ in 0..16 {
-            let reference = match schema {
-                Value::Object(map) => map.iter().find(|(key, _)| *key == "$ref").and_then(|(_, r)| r.as_str()),
-                _ => None,
-            };
-            let Some(reference) = reference else {
-                return named.map_or(Resolved::Itself, |at| Resolved::Named(at, schema));
-            };
-            let target = reference
-                .strip_prefix('#')
-                .and_then(|at| Some((at, self.definitions.get(at).copied().or_else(|| self.root.pointer(at))?)));
-            let Some(target) = target else {
-                return Resolved::Nowhere;
-            };
-            (named, schema) = (Some(target.0), target.1);
+        match follow(schema, |at| self.definitions.get(at).copied().or_else(|| self.root.pointer(at))) {
+            Some((None, _)) => Resolved::Itself,
+            Some((Some(at), schema)) => Resolved::Named(at, schema),
+            None => Resolved::Nowhere,
         }
-        Resolved::Nowhere
     }
 
     /// The place of `schema`, written at `at`.
@@ -357,14 +362,9 @@ impl Shape {
         out
     }
 
-    /// Follows `$ref`s (`#/$defs/...`) to the schema they name.
-    fn resolve<'a>(&'a self, mut schema: &'a Value) -> &'a Value {
-        // A bound on chains of references, as in [`Compiler::resolve`].
-        for _ in 0..16 {
-            let Some(reference) = schema.get("$ref").and_then(Value::as_str) else { return schema };
-            schema = reference.strip_prefix('#').and_then(|p| self.root.pointer(p)).unwrap_or(&ANYTHING);
-        }
-        &ANYTHING
+    /// Follows `$ref`s (`#/$defs/...`) to the schema they name (`true` where one leads nowhere).
+    fn resolve<'a>(&'a self, schema: &'a Value) -> &'a Value {
+        follow(schema, |at| self.root.pointer(at)).map_or(&ANYTHING, |(_, schema)| schema)
     }
 
     /// The schema written at `place`, as problems word it.
