@@ -37,23 +37,37 @@ pub struct Escaped<'a>(pub &'a str);
 
 impl std::fmt::Display for Escaped<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = self.0;
-        let mut from = 0;
-        for (i, byte) in text.bytes().enumerate() {
-            let entity = match byte {
-                b'&' => "&amp;",
-                b'<' => "&lt;",
-                b'>' => "&gt;",
-                b'"' => "&quot;",
-                b'\'' => "&#39;",
-                _ => continue,
-            };
-            f.write_str(&text[from..i])?;
-            f.write_str(entity)?;
-            from = i + 1;
-        }
-        f.write_str(&text[from..])
+        escaped_pieces(self.0, |piece| f.write_str(piece))
     }
+}
+
+/// Hands `put` the pieces of `text` escaped: the runs between special characters whole, and each
+/// special character's entity.
+fn escaped_pieces<E>(text: &str, mut put: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
+    let mut from = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let entity = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        put(&text[from..i])?;
+        put(entity)?;
+        from = i + 1;
+    }
+    put(&text[from..])
+}
+
+/// Appends `text` to `out` escaped as [`Escaped`] writes it, without the formatting machinery: the
+/// member tables push a dozen cells per row, most of them with nothing to escape.
+pub fn push_escaped(out: &mut String, text: &str) {
+    let Ok(()) = escaped_pieces(text, |piece| -> Result<(), std::convert::Infallible> {
+        out.push_str(piece);
+        Ok(())
+    });
 }
 
 const STYLE: &str = r#"
@@ -94,30 +108,47 @@ footer { color: #666; margin-top: 40px; font-size: 12px; }
 
 /// The page frame: head with inline CSS and a policy that forbids loading anything.
 fn page(title: &str, body: &str) -> String {
-    format!(
+    // Sized once: a run report's body holds its charts and up to ten thousand member rows.
+    let mut page = String::with_capacity(body.len() + STYLE.len() + title.len() + 512);
+    let _ = write!(
+        page,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
-         <title>{}</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
-        escape(title)
-    )
+         <title>{}</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        Escaped(title)
+    );
+    page.push_str(body);
+    page.push_str("</body>\n</html>\n");
+    page
 }
 
 /// A chart's SVG for inlining: an id and an accessible name on the root element, and without the
 /// `xmlns` attribute, which HTML does not need (so the page names no address at all).
 pub fn inline_svg(svg: &str, id: &str, label: &str) -> String {
-    let attributes = format!(" id=\"{}\" role=\"img\" aria-label=\"{}\"", escape(id), escape(label));
-    let svg = svg.trim_start();
-    let svg = match svg.find(" xmlns=\"http://www.w3.org/2000/svg\"") {
-        Some(at) if at < svg.find('>').unwrap_or(0) => {
-            format!("{}{attributes}{}", &svg[..at], &svg[at + " xmlns=\"http://www.w3.org/2000/svg\"".len()..])
-        }
+    let mut out = String::new();
+    push_inline_svg(&mut out, svg, id, label);
+    out
+}
+
+/// Appends [`inline_svg`]'s text to `out` (a page inlines charts of megabytes: copied once).
+fn push_inline_svg(out: &mut String, svg: &str, id: &str, label: &str) {
+    const XMLNS: &str = " xmlns=\"http://www.w3.org/2000/svg\"";
+    let svg = svg.trim();
+    let (head, rest) = match svg.find(XMLNS) {
+        Some(at) if at < svg.find('>').unwrap_or(0) => (&svg[..at], &svg[at + XMLNS.len()..]),
         _ => match svg.strip_prefix("<svg") {
-            Some(rest) => format!("<svg{attributes}{rest}"),
-            None => String::new(),
+            Some(rest) => ("<svg", rest),
+            None => return,
         },
     };
-    svg.trim_end().to_string()
+    out.push_str(head);
+    out.push_str(" id=\"");
+    push_escaped(out, id);
+    out.push_str("\" role=\"img\" aria-label=\"");
+    push_escaped(out, label);
+    out.push('"');
+    out.push_str(rest);
 }
 
 /// An id-safe slug: lower-case letters, digits and dashes.
@@ -191,14 +222,19 @@ fn push_name_cell(out: &mut String, text: &str) {
     if text.is_empty() {
         out.push_str("<td></td>");
     } else {
-        let text = Escaped(text);
-        let _ = write!(out, "<td class=\"name\" title=\"{text}\">{text}</td>");
+        out.push_str("<td class=\"name\" title=\"");
+        push_escaped(out, text);
+        out.push_str("\">");
+        push_escaped(out, text);
+        out.push_str("</td>");
     }
 }
 
 /// A chart with its caption (left out when empty) and links to its files.
 fn figure(out: &mut String, id: &str, title: &str, svg: &str, caption: &str, files: Option<&str>) {
-    let _ = write!(out, "<figure>\n{}\n", inline_svg(svg, id, title));
+    out.push_str("<figure>\n");
+    push_inline_svg(out, svg, id, title);
+    out.push('\n');
     if !caption.is_empty() || files.is_some() {
         let _ = write!(out, "<figcaption>{}", escape(caption));
         if let Some(stem) = files {
@@ -228,7 +264,10 @@ pub fn run_index(
     member_sections: &str,
 ) -> String {
     let summary = ctx.summary();
-    let mut body = String::new();
+    // Sized for what it is known to hold: the inlined charts and the member sections, plus the
+    // summary tables.
+    let inlined: usize = charts.iter().chain(profile_charts).map(|c| c.chart.svg.len()).sum();
+    let mut body = String::with_capacity(member_sections.len() + inlined + (1 << 16));
     header_section(&mut body, ctx, summary);
     warnings_section(&mut body, summary);
     critical_section(&mut body, summary);
@@ -581,31 +620,39 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
         let _ = write!(out, "<th>{h}</th>");
     }
     out.push_str("</tr></thead>\n<tbody>\n");
+    // Cells are pushed piece by piece (a page shows up to ten thousand rows of a dozen cells).
+    let cell = |out: &mut String, class: &str, text: &str| {
+        out.push_str(class);
+        push_escaped(out, text);
+        out.push_str("</td>");
+    };
     let time = |t: Option<Time>| t.map(Time::rfc3339);
     for row in rows {
         out.push_str("<tr>");
         push_name_cell(out, row.run);
-        let _ = write!(out, "<td>{}</td><td>{}</td>", Escaped(row.stage), Escaped(row.group));
+        cell(out, "<td>", row.stage);
+        cell(out, "<td>", row.group);
         push_name_cell(out, row.member);
+        cell(out, "<td>", row.region);
+        out.push_str("<td class=\"s-");
+        push_escaped(out, row.state);
+        cell(out, "\">", row.state);
         let (start, end) = (time(row.start), time(row.end));
-        let _ = write!(
-            out,
-            "<td>{0}</td><td class=\"s-{1}\">{1}</td><td class=\"time\">{2}</td><td class=\"time\">{3}</td>",
-            Escaped(row.region),
-            Escaped(row.state),
-            Escaped(start.as_ref().map_or("", |t| t.as_str())),
-            Escaped(end.as_ref().map_or("", |t| t.as_str())),
-        );
+        cell(out, "<td class=\"time\">", start.as_ref().map_or("", |t| t.as_str()));
+        cell(out, "<td class=\"time\">", end.as_ref().map_or("", |t| t.as_str()));
         if with_versions {
-            let _ = write!(
-                out,
-                "<td>{}</td><td>{}</td><td>{}</td>",
-                row.from_text(),
-                row.to_text(),
-                Escaped(&row.node_images)
-            );
+            let _ = write!(out, "<td>{}</td>", row.from_version);
+            match row.to_version {
+                Some(to) => {
+                    let _ = write!(out, "<td>{to}</td>");
+                }
+                None => out.push_str("<td></td>"),
+            }
+            cell(out, "<td>", &row.node_images);
         }
-        let _ = writeln!(out, "<td>{}</td><td>{}</td></tr>", Escaped(row.failure_code), Escaped(row.message));
+        cell(out, "<td>", row.failure_code);
+        cell(out, "<td>", row.message);
+        out.push_str("</tr>\n");
     }
     out.push_str("</tbody>\n</table></div>\n");
 }
@@ -797,6 +844,11 @@ mod tests {
         assert_eq!(escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
         assert_eq!(escape("ünïcode && plain"), "ünïcode &amp;&amp; plain");
         assert_eq!(escape(""), "");
+        for text in ["<a href=\"x\">'&'</a>", "ünïcode && plain", "", "plain", "&", "a<"] {
+            let mut pushed = String::from("kept ");
+            push_escaped(&mut pushed, text);
+            assert_eq!(pushed, format!("kept {}", escape(text)), "{text}");
+        }
     }
 
     #[test]

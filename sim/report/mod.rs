@@ -163,11 +163,13 @@ fn assemble<'a, 'c, R: Send>(
     if let Some(fleet) = fleet {
         data.extend(fleet_parts(ctx, &fleet)?.into_iter().map(Emitted::Bytes));
     }
+    // The page inlines the charts' SVG; the chart files then take the bytes over.
+    let index = html::run_index(ctx, &charts, &profile_charts, &member_sections).into_bytes();
     let mut rest = Vec::new();
-    for chart in charts.iter().chain(&profile_charts) {
-        rest.extend(chart.chart.files(&format!("charts/{}", chart.name)));
+    for chart in charts.into_iter().chain(profile_charts) {
+        rest.extend(chart.chart.into_files(&format!("charts/{}", chart.name)));
     }
-    rest.push(("index.html".into(), html::run_index(ctx, &charts, &profile_charts, &member_sections).into_bytes()));
+    rest.push(("index.html".into(), index));
     Ok((data, rest))
 }
 

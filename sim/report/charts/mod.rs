@@ -44,9 +44,14 @@ pub struct Chart {
 impl Chart {
     /// The chart as two report files, `<stem>.svg` and `<stem>.png` (e.g. `charts/gantt`).
     pub fn files(&self, stem: &str) -> [ReportFile; 2] {
+        self.clone().into_files(stem)
+    }
+
+    /// [`files`](Self::files) without a copy of the bytes.
+    pub fn into_files(self, stem: &str) -> [ReportFile; 2] {
         [
-            (PathBuf::from(format!("{stem}.svg")), self.svg.clone().into_bytes()),
-            (PathBuf::from(format!("{stem}.png")), self.png.clone()),
+            (PathBuf::from(format!("{stem}.svg")), self.svg.into_bytes()),
+            (PathBuf::from(format!("{stem}.png")), self.png),
         ]
     }
 }
