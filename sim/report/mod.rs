@@ -8,6 +8,7 @@ pub mod charts;
 pub mod critical;
 pub mod html;
 pub mod outcome;
+pub mod pretty;
 pub mod profiles;
 pub mod status;
 pub mod summary;
@@ -232,7 +233,7 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
 /// through a buffer of a type the compiler sees, not one call through `dyn Write` each.
 fn write_json<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
     let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
-    serde_json::to_writer_pretty(&mut buffered, value)?;
+    pretty::to_writer(&mut buffered, value)?;
     buffered.write_all(b"\n")?;
     buffered.flush()?;
     Ok(())

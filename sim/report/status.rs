@@ -216,7 +216,11 @@ impl fmt::Display for ClusterResourceId<'_> {
 
 impl Serialize for ClusterResourceId<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        // Made whole first: a serializer escapes each piece it is handed, and an id is six pieces.
+        use std::fmt::Write as _;
+        let mut id = String::with_capacity(160);
+        let _ = write!(id, "{self}");
+        serializer.serialize_str(&id)
     }
 }
 
