@@ -196,30 +196,43 @@ fn error_of(note: &Note) -> Option<ErrorDetail> {
 #[derive(Clone, Copy)]
 pub struct ClusterResourceId<'a>(pub &'a Member);
 
-impl fmt::Display for ClusterResourceId<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl ClusterResourceId<'_> {
+    /// The id's text in pieces.
+    fn pieces(&self) -> [&str; 6] {
         let member = self.0;
         match &member.cluster {
-            Some(c) => write!(
-                f,
-                "/subscriptions/{}/resourceGroups/{}/providers/Microsoft.ContainerService/managedClusters/{}",
-                c.subscription_id, c.resource_group, c.name
-            ),
-            None => write!(
-                f,
-                "/subscriptions/{SUBSCRIPTION}/resourceGroups/rg-{}/providers/Microsoft.ContainerService/managedClusters/{}",
-                member.region, member.name
-            ),
+            Some(c) => [
+                "/subscriptions/",
+                &c.subscription_id,
+                "/resourceGroups/",
+                &c.resource_group,
+                "/providers/Microsoft.ContainerService/managedClusters/",
+                &c.name,
+            ],
+            None => [
+                "/subscriptions/",
+                SUBSCRIPTION,
+                "/resourceGroups/rg-",
+                &member.region,
+                "/providers/Microsoft.ContainerService/managedClusters/",
+                &member.name,
+            ],
         }
+    }
+}
+
+impl fmt::Display for ClusterResourceId<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.pieces().iter().try_for_each(|piece| f.write_str(piece))
     }
 }
 
 impl Serialize for ClusterResourceId<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Made whole first: a serializer escapes each piece it is handed, and an id is six pieces.
-        use std::fmt::Write as _;
-        let mut id = String::with_capacity(160);
-        let _ = write!(id, "{self}");
+        // Made whole first: a serializer escapes each piece it is handed.
+        let pieces = self.pieces();
+        let mut id = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
+        pieces.iter().for_each(|piece| id.push_str(piece));
         serializer.serialize_str(&id)
     }
 }
