@@ -51,6 +51,48 @@ impl KubernetesVersion {
     pub fn minor_version(self) -> MinorVersion {
         MinorVersion { major: self.major, minor: self.minor }
     }
+
+    /// The version's text (as [`Display`](fmt::Display) writes it) made on the stack: a report
+    /// writes two per member and run.
+    pub fn text(self) -> VersionText {
+        let mut text = VersionText { bytes: [0; 32], len: 0 };
+        for (i, number) in [self.major, self.minor, self.patch].into_iter().enumerate() {
+            if i > 0 {
+                text.push(b'.');
+            }
+            let mut digits = [0u8; 10];
+            let mut n = number;
+            let mut at = digits.len();
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            }
+            digits[at..].iter().for_each(|&d| text.push(d));
+        }
+        text
+    }
+}
+
+/// A [`KubernetesVersion`]'s text: three numbers of at most ten digits and two dots.
+#[derive(Clone, Copy, Debug)]
+pub struct VersionText {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl VersionText {
+    fn push(&mut self, byte: u8) {
+        self.bytes[self.len] = byte;
+        self.len += 1;
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).expect("ASCII digits and dots")
+    }
 }
 
 impl fmt::Display for KubernetesVersion {
@@ -213,6 +255,16 @@ mod tests {
         }
         assert_eq!(v("01.2.4294967295"), KubernetesVersion::new(1, 2, u32::MAX));
         assert_eq!(MinorVersion::parse("1.28").unwrap().minors_behind(MinorVersion::parse("1.30").unwrap()), 2);
+    }
+
+    #[test]
+    fn version_text_is_what_display_writes() {
+        for (major, minor, patch) in
+            [(1, 33, 2), (0, 0, 0), (10, 100, 1000), (u32::MAX, u32::MAX, u32::MAX), (1, 9, 10)]
+        {
+            let v = KubernetesVersion::new(major, minor, patch);
+            assert_eq!(v.text().as_str(), v.to_string());
+        }
     }
 
     #[test]

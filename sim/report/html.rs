@@ -18,6 +18,7 @@ use super::charts::run::RunChart;
 use super::summary::{RunSummary, Summary};
 use super::tables::{self, MemberRow};
 use crate::engine::Time;
+use crate::fleet::KubernetesVersion;
 
 /// Member tables up to this size are shown unfolded.
 pub const OPEN_MEMBER_ROWS: usize = 100;
@@ -641,13 +642,8 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
         cell(out, "<td class=\"time\">", start.as_ref().map_or("", |t| t.as_str()));
         cell(out, "<td class=\"time\">", end.as_ref().map_or("", |t| t.as_str()));
         if with_versions {
-            let _ = write!(out, "<td>{}</td>", row.from_version);
-            match row.to_version {
-                Some(to) => {
-                    let _ = write!(out, "<td>{to}</td>");
-                }
-                None => out.push_str("<td></td>"),
-            }
+            cell(out, "<td>", row.from_version.text().as_str());
+            cell(out, "<td>", row.to_version.map(KubernetesVersion::text).as_ref().map_or("", |t| t.as_str()));
             cell(out, "<td>", &row.node_images);
         }
         cell(out, "<td>", row.failure_code);

@@ -50,18 +50,10 @@ pub struct MemberRow<'a> {
 }
 
 impl MemberRow<'_> {
-    pub fn from_text(&self) -> String {
-        self.from_version.to_string()
-    }
-
-    pub fn to_text(&self) -> String {
-        self.to_version.map(|v| v.to_string()).unwrap_or_default()
-    }
-
     fn write(&self, w: &mut csv::Writer<&mut dyn Write>) -> csv::Result<()> {
-        // Times formatted on the stack: a report writes a row per member and run.
+        // Times and versions formatted on the stack: a report writes a row per member and run.
         let (start, end) = (self.start.map(Time::rfc3339), self.end.map(Time::rfc3339));
-        let (from, to) = (self.from_text(), self.to_text());
+        let (from, to) = (self.from_version.text(), self.to_version.map(KubernetesVersion::text));
         w.write_record([
             self.run,
             self.stage,
@@ -71,8 +63,8 @@ impl MemberRow<'_> {
             self.state,
             start.as_ref().map_or("", |t| t.as_str()),
             end.as_ref().map_or("", |t| t.as_str()),
-            &from,
-            &to,
+            from.as_str(),
+            to.as_ref().map_or("", |t| t.as_str()),
             &self.node_images,
             self.failure_code,
             self.message,
