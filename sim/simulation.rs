@@ -174,6 +174,17 @@ pub enum VersionValue {
     Unknown,
 }
 
+impl VersionValue {
+    /// Hands `f` the version's text (as [`Display`](std::fmt::Display) writes it) without allocating.
+    pub fn with_text<R>(&self, f: impl FnOnce(&str) -> R) -> R {
+        match self {
+            VersionValue::Kubernetes(v) => f(v.text().as_str()),
+            VersionValue::NodeImage(v) => f(v.as_str()),
+            VersionValue::Unknown => f(""),
+        }
+    }
+}
+
 impl std::fmt::Display for VersionValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -132,7 +132,8 @@ pub fn inline_svg(svg: &str, id: &str, label: &str) -> String {
     out
 }
 
-/// Appends [`inline_svg`]'s text to `out` (a page inlines charts of megabytes: copied once).
+/// Appends [`inline_svg`]'s text to `out`, with no string made in between (a page inlines charts
+/// of megabytes).
 fn push_inline_svg(out: &mut String, svg: &str, id: &str, label: &str) {
     const XMLNS: &str = " xmlns=\"http://www.w3.org/2000/svg\"";
     let svg = svg.trim();

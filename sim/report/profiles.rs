@@ -65,17 +65,29 @@ pub fn runs_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
 pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record(["time", "member", "component", "from", "to", "run"])?;
+    // A row per change of every member: texts made on the stack or in one reused buffer.
+    let mut component = String::new();
     for c in &ctx.result.version_changes {
-        let component =
-            c.pool_name(&ctx.scenario.fleet).map_or_else(|| "kubernetes".to_string(), |p| format!("pool {p}"));
-        w.write_record([
-            c.time.to_rfc3339().as_str(),
-            &ctx.scenario.fleet[c.member.index()].name,
-            &component,
-            &c.from.to_string(),
-            &c.to.to_string(),
-            &ctx.result.runs[c.run as usize].name,
-        ])?;
+        component.clear();
+        match c.pool_name(&ctx.scenario.fleet) {
+            Some(pool) => {
+                component.push_str("pool ");
+                component.push_str(pool);
+            }
+            None => component.push_str("kubernetes"),
+        }
+        c.from.with_text(|from| {
+            c.to.with_text(|to| {
+                w.write_record([
+                    c.time.rfc3339().as_str(),
+                    &ctx.scenario.fleet[c.member.index()].name,
+                    &component,
+                    from,
+                    to,
+                    &ctx.result.runs[c.run as usize].name,
+                ])
+            })
+        })?;
     }
     w.flush()?;
     Ok(())
