@@ -106,13 +106,13 @@ pub(crate) fn render(figure: &impl Figure) -> anyhow::Result<Chart> {
             Ok(svg)
         },
         || -> anyhow::Result<Vec<u8>> {
+            // Made white: the background the SVG fills in, set once (a tall chart is 16 MB).
             let mut rgb = vec![255u8; w as usize * h as usize * 3];
             {
                 let font = ab_glyph::FontRef::try_from_slice(FONT)
                     .context("the bundled DejaVu Sans font could not be loaded")?;
                 let root =
                     glyphs::GlyphBackend::new(BitMapBackend::with_buffer(&mut rgb, (w, h)), font).into_drawing_area();
-                root.fill(&WHITE).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
                 figure.draw(&root).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
                 root.present().map_err(|e| anyhow!("finishing PNG chart: {e}"))?;
             }
