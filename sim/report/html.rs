@@ -629,6 +629,7 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
         out.push_str("</td>");
     };
     let time = |t: Option<Time>| t.map(Time::rfc3339);
+    let mut images = String::new();
     for row in rows {
         out.push_str("<tr>");
         push_name_cell(out, row.run);
@@ -645,7 +646,9 @@ fn member_table(out: &mut String, rows: &[&MemberRow], with_versions: bool) {
         if with_versions {
             cell(out, "<td>", row.from_version.text().as_str());
             cell(out, "<td>", row.to_version.map(KubernetesVersion::text).as_ref().map_or("", |t| t.as_str()));
-            cell(out, "<td>", &row.node_images);
+            images.clear();
+            row.node_images.write_to(&mut images);
+            cell(out, "<td>", &images);
         }
         cell(out, "<td>", row.failure_code);
         cell(out, "<td>", row.message);

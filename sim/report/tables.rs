@@ -11,28 +11,33 @@ use crate::world::UpgradeRecord;
 
 use super::ReportContext;
 
-/// `pool: from -> to` for every pool whose image changed.
-pub fn image_changes(record: &UpgradeRecord, member: &crate::fleet::Member) -> String {
-    record
-        .pools
-        .iter()
-        .filter(|c| c.from != c.to)
-        .map(|c| {
-            format!(
-                "{}: {} -> {}",
-                member.node_pools[c.pool].name,
-                c.from.as_ref().map_or("unknown", |v| v.as_str()),
-                c.to.as_ref().map_or("unknown", |v| v.as_str())
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+/// `pool: from -> to` for every pool whose image changed, joined by `; ` (the `node_images` of a
+/// member row): the record it is made from, written out only when a row is (the page's pass over
+/// the rows keeps the first ten thousand).
+#[derive(Clone, Copy, Debug)]
+pub struct NodeImages<'a>(pub Option<(&'a UpgradeRecord, &'a crate::fleet::Member)>);
+
+impl NodeImages<'_> {
+    /// Appends the text to `out`.
+    pub fn write_to(&self, out: &mut String) {
+        let Some((record, member)) = self.0 else { return };
+        for (i, c) in record.pools.iter().filter(|c| c.from != c.to).enumerate() {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            out.push_str(&member.node_pools[c.pool].name);
+            out.push_str(": ");
+            out.push_str(c.from.as_ref().map_or("unknown", |v| v.as_str()));
+            out.push_str(" -> ");
+            out.push_str(c.to.as_ref().map_or("unknown", |v| v.as_str()));
+        }
+    }
 }
 
 /// One row of `members.csv` (and of the member table in `index.html`). Names and notes are
 /// borrowed from the scenario and the result, and times and versions are kept as values and written
 /// as text only when the row is: a report holds one row per member and run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct MemberRow<'a> {
     pub run: &'a str,
     pub stage: &'a str,
@@ -44,15 +49,18 @@ pub struct MemberRow<'a> {
     pub end: Option<Time>,
     pub from_version: KubernetesVersion,
     pub to_version: Option<KubernetesVersion>,
-    pub node_images: String,
+    pub node_images: NodeImages<'a>,
     pub failure_code: &'a str,
     pub message: &'a str,
 }
 
 impl MemberRow<'_> {
-    fn write(&self, w: &mut csv::Writer<&mut dyn Write>) -> csv::Result<()> {
+    /// Writes the row; `images` is a buffer for its node-image changes.
+    fn write(&self, w: &mut csv::Writer<&mut dyn Write>, images: &mut String) -> csv::Result<()> {
         // Times and versions formatted on the stack: a report writes a row per member and run.
         let (start, end) = (self.start.map(Time::rfc3339), self.end.map(Time::rfc3339));
+        images.clear();
+        self.node_images.write_to(images);
         let (from, to) = (self.from_version.text(), self.to_version.map(KubernetesVersion::text));
         w.write_record([
             self.run,
@@ -65,7 +73,7 @@ impl MemberRow<'_> {
             end.as_ref().map_or("", |t| t.as_str()),
             from.as_str(),
             to.as_ref().map_or("", |t| t.as_str()),
-            &self.node_images,
+            images,
             self.failure_code,
             self.message,
         ])
@@ -99,7 +107,7 @@ pub fn each_member_row<'a, E>(
                         end,
                         from_version: record.map_or(m.kubernetes_version, |rec| rec.from_version),
                         to_version: record.map(|rec| rec.to_version),
-                        node_images: record.map(|rec| image_changes(rec, m)).unwrap_or_default(),
+                        node_images: NodeImages(record.map(|rec| (rec, m))),
                         failure_code: member.note.code.as_deref().unwrap_or_default(),
                         message: member.note.message.as_deref().unwrap_or_default(),
                     })?;
@@ -119,7 +127,7 @@ pub fn each_member_row<'a, E>(
                 end: None,
                 from_version: m.kubernetes_version,
                 to_version: None,
-                node_images: String::new(),
+                node_images: NodeImages(None),
                 failure_code: "",
                 message: "not selected by any stage of the run",
             })?;
@@ -152,7 +160,8 @@ pub fn write_members_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resul
         "failure_code",
         "message",
     ])?;
-    each_member_row(ctx, |row| row.write(&mut w))?;
+    let mut images = String::new();
+    each_member_row(ctx, |row| row.write(&mut w, &mut images))?;
     w.flush()?;
     Ok(())
 }
@@ -222,4 +231,74 @@ pub fn write_timeline_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resu
 /// Members of a run in a given state.
 pub fn count_state(run: &crate::orchestrator::UpdateRun, state: UpdateState) -> usize {
     run.stages.iter().flat_map(|s| s.groups.iter()).flat_map(|g| g.members.iter()).filter(|m| m.state == state).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use super::NodeImages;
+    use crate::fleet::member::{MemberLabels, NodePool, OsSku};
+    use crate::fleet::{KubernetesVersion, Member, NodeImageVersion};
+    use crate::world::{PoolChange, UpgradeRecord};
+
+    #[test]
+    fn node_images_name_every_changed_pool_in_order() {
+        let pool = |name: &str| NodePool {
+            name: name.into(),
+            os_sku: OsSku::Ubuntu2204,
+            node_count: 3,
+            image_family: Cow::Borrowed("AKSUbuntu-2204gen2containerd"),
+            node_image_version: None,
+            max_surge: None,
+            from_snapshot: false,
+        };
+        let member = Member {
+            name: "m1".into(),
+            name_key: crate::engine::name_key("m1"),
+            region: "eastus".into(),
+            group: None,
+            labels: MemberLabels::default(),
+            cluster: None,
+            kubernetes_version: KubernetesVersion::new(1, 33, 1),
+            node_pools: vec![pool("system"), pool("user1"), pool("user2"), pool("user3")],
+            auto_upgrade_window: None,
+            node_os_window: None,
+            long_term_support: false,
+            stopped: false,
+        };
+        let image = |v: &str| Some(NodeImageVersion::parse(v).unwrap());
+        let change = |pool, from, to| PoolChange { pool, from, to };
+        let record = UpgradeRecord {
+            from_version: KubernetesVersion::new(1, 33, 1),
+            to_version: KubernetesVersion::new(1, 33, 1),
+            pools: vec![
+                change(
+                    0,
+                    image("AKSUbuntu-2204gen2containerd-202602.09.0"),
+                    image("AKSUbuntu-2204gen2containerd-202603.01.0"),
+                ),
+                change(
+                    1,
+                    image("AKSUbuntu-2204gen2containerd-202603.01.0"),
+                    image("AKSUbuntu-2204gen2containerd-202603.01.0"),
+                ),
+                change(2, None, image("AKSUbuntu-2204gen2containerd-202603.01.0")),
+                change(3, image("AKSUbuntu-2204gen2containerd-202603.01.0"), None),
+            ],
+            received_bad_release: false,
+            failed_by_bad_release: false,
+        };
+        let mut text = String::from("kept|");
+        NodeImages(Some((&record, &member))).write_to(&mut text);
+        assert_eq!(
+            text,
+            "kept|system: AKSUbuntu-2204gen2containerd-202602.09.0 -> AKSUbuntu-2204gen2containerd-202603.01.0; \
+             user2: unknown -> AKSUbuntu-2204gen2containerd-202603.01.0; \
+             user3: AKSUbuntu-2204gen2containerd-202603.01.0 -> unknown"
+        );
+        let mut none = String::new();
+        NodeImages(None).write_to(&mut none);
+        assert_eq!(none, "");
+    }
 }
