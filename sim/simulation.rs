@@ -187,11 +187,7 @@ impl VersionValue {
 
 impl std::fmt::Display for VersionValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            VersionValue::Kubernetes(v) => write!(f, "{v}"),
-            VersionValue::NodeImage(v) => write!(f, "{v}"),
-            VersionValue::Unknown => Ok(()),
-        }
+        self.with_text(|text| f.write_str(text))
     }
 }
 

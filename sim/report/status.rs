@@ -230,10 +230,7 @@ impl fmt::Display for ClusterResourceId<'_> {
 impl Serialize for ClusterResourceId<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         // Made whole first: a serializer escapes each piece it is handed.
-        let pieces = self.pieces();
-        let mut id = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
-        pieces.iter().for_each(|piece| id.push_str(piece));
-        serializer.serialize_str(&id)
+        serializer.serialize_str(&self.pieces().concat())
     }
 }
 
