@@ -1,11 +1,11 @@
-//! The PNG backend: plotters' bitmap backend with text drawn here.
+//! The PNG backend: plotters' bitmap backend's drawing ([`super::pixels`]) with text drawn here.
 //!
 //! plotters' `ab_glyph` text places every glyph's outline at the pen position without its left side
 //! bearing and truncates the pen to whole pixels, so narrow glyphs drift ("fr ont", "-1 7"). Here each
 //! glyph is positioned at its fractional pen position (advance plus kerning, the same layout plotters
 //! measures with) and rasterized there, so PNG text reads like SVG text. Polygons (and lines wider
 //! than a pixel, which are polygons) are filled by [`super::polygon`], pixel for pixel as plotters
-//! fills them; everything else is drawn by the bitmap backend unchanged.
+//! fills them; everything else is drawn as the bitmap backend draws it.
 
 use ab_glyph::{Font, FontRef, ScaleFont, point};
 use plotters::prelude::BitMapBackend;
@@ -14,8 +14,10 @@ use plotters_backend::{
 };
 use rustc_hash::FxHashMap;
 
+use super::pixels::{Error, Pixels};
+
 pub(crate) struct GlyphBackend<'a> {
-    inner: BitMapBackend<'a>,
+    pixels: Pixels<'a>,
     font: FontRef<'static>,
     /// Glyphs rasterized so far, by glyph, size and pen position (the exact bits: a glyph's coverage
     /// depends on where its pen falls, and text starts at pen 0, so tick labels such as "2026-03-02"
@@ -26,33 +28,32 @@ pub(crate) struct GlyphBackend<'a> {
 }
 
 impl<'a> GlyphBackend<'a> {
-    pub(crate) fn new(inner: BitMapBackend<'a>, font: FontRef<'static>) -> GlyphBackend<'a> {
-        GlyphBackend { inner, font, rasterized: FxHashMap::default(), coverage: Vec::new() }
+    pub(crate) fn new(pixels: Pixels<'a>, font: FontRef<'static>) -> GlyphBackend<'a> {
+        GlyphBackend { pixels, font, rasterized: FxHashMap::default(), coverage: Vec::new() }
     }
 }
 
-type Error<'a> = DrawingErrorKind<<BitMapBackend<'a> as DrawingBackend>::ErrorType>;
-
-impl<'a> DrawingBackend for GlyphBackend<'a> {
-    type ErrorType = <BitMapBackend<'a> as DrawingBackend>::ErrorType;
+impl DrawingBackend for GlyphBackend<'_> {
+    type ErrorType = <BitMapBackend<'static> as DrawingBackend>::ErrorType;
 
     fn get_size(&self) -> (u32, u32) {
-        self.inner.get_size()
+        self.pixels.size()
     }
-    fn ensure_prepared(&mut self) -> Result<(), Error<'a>> {
-        self.inner.ensure_prepared()
+    fn ensure_prepared(&mut self) -> Result<(), Error> {
+        Ok(())
     }
-    fn present(&mut self) -> Result<(), Error<'a>> {
-        self.inner.present()
+    fn present(&mut self) -> Result<(), Error> {
+        Ok(())
     }
-    fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Result<(), Error<'a>> {
-        self.inner.draw_pixel(point, color)
+    fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Result<(), Error> {
+        self.pixels.pixel(point, color);
+        Ok(())
     }
-    fn draw_line<S: BackendStyle>(&mut self, from: BackendCoord, to: BackendCoord, style: &S) -> Result<(), Error<'a>> {
+    fn draw_line<S: BackendStyle>(&mut self, from: BackendCoord, to: BackendCoord, style: &S) -> Result<(), Error> {
         // The bitmap's own fast lines; any other is rasterized as the bitmap would (a line wider
         // than a pixel is a polygon, filled here).
         if (from.0 == to.0 || from.1 == to.1) && style.stroke_width() == 1 {
-            return self.inner.draw_line(from, to, style);
+            return self.pixels.line(from, to, style);
         }
         plotters_backend::rasterizer::draw_line(self, from, to, style)
     }
@@ -62,8 +63,8 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
         bottom_right: BackendCoord,
         style: &S,
         fill: bool,
-    ) -> Result<(), Error<'a>> {
-        self.inner.draw_rect(upper_left, bottom_right, style, fill)
+    ) -> Result<(), Error> {
+        self.pixels.rect(upper_left, bottom_right, style, fill)
     }
     // `draw_path` is the trait's own: a path wider than a pixel is filled as a polygon, here.
     fn draw_circle<S: BackendStyle>(
@@ -72,22 +73,22 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
         radius: u32,
         style: &S,
         fill: bool,
-    ) -> Result<(), Error<'a>> {
-        self.inner.draw_circle(center, radius, style, fill)
+    ) -> Result<(), Error> {
+        self.pixels.backend().draw_circle(center, radius, style, fill)
     }
     fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
         &mut self,
         vert: I,
         style: &S,
-    ) -> Result<(), Error<'a>> {
+    ) -> Result<(), Error> {
         let vertices: Vec<BackendCoord> = vert.into_iter().collect();
-        super::polygon::fill_polygon(&mut self.inner, &vertices, style)
+        super::polygon::fill_polygon(&mut self.pixels, &vertices, style)
     }
-    fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Result<(), Error<'a>> {
-        self.inner.blit_bitmap(pos, size, src)
+    fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Result<(), Error> {
+        self.pixels.backend().blit_bitmap(pos, size, src)
     }
 
-    fn draw_text<T: BackendTextStyle>(&mut self, text: &str, style: &T, pos: BackendCoord) -> Result<(), Error<'a>> {
+    fn draw_text<T: BackendTextStyle>(&mut self, text: &str, style: &T, pos: BackendCoord) -> Result<(), Error> {
         let color = style.color();
         if color.alpha == 0.0 {
             return Ok(());
@@ -154,7 +155,7 @@ impl<'a> DrawingBackend for GlyphBackend<'a> {
                 let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
                 let (x, y) = (pos.0 + x, pos.1 + y);
                 if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 {
-                    self.inner.draw_pixel((x, y), color.mix(f64::from(coverage.min(1.0))))?;
+                    self.pixels.pixel((x, y), color.mix(f64::from(coverage.min(1.0))));
                 }
             }
         }

@@ -15,6 +15,7 @@
 mod draw;
 pub mod forecast;
 mod glyphs;
+mod pixels;
 mod polygon;
 pub mod profiles;
 pub mod run;
@@ -111,8 +112,7 @@ pub(crate) fn render(figure: &impl Figure) -> anyhow::Result<Chart> {
             {
                 let font = ab_glyph::FontRef::try_from_slice(FONT)
                     .context("the bundled DejaVu Sans font could not be loaded")?;
-                let root =
-                    glyphs::GlyphBackend::new(BitMapBackend::with_buffer(&mut rgb, (w, h)), font).into_drawing_area();
+                let root = glyphs::GlyphBackend::new(pixels::Pixels::new(&mut rgb, (w, h)), font).into_drawing_area();
                 figure.draw(&root).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
                 root.present().map_err(|e| anyhow!("finishing PNG chart: {e}"))?;
             }

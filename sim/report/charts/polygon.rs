@@ -9,10 +9,9 @@
 //! Filled areas are most of what a chart's bitmap costs: the Gantt chart's stacked bands, the area
 //! under the completion line and every line wider than a pixel (plotters draws those as polygons).
 
-use plotters::prelude::BitMapBackend;
-use plotters_backend::{BackendColor, BackendCoord, BackendStyle, DrawingBackend, DrawingErrorKind};
+use plotters_backend::{BackendColor, BackendCoord, BackendStyle};
 
-type Error<'a> = DrawingErrorKind<<BitMapBackend<'a> as DrawingBackend>::ErrorType>;
+use super::pixels::{Error, Pixels};
 
 /// An edge as the sweep sees it: `master` along the sweep, `slave` across it.
 #[derive(Clone, Copy)]
@@ -63,11 +62,11 @@ enum Op {
 }
 
 /// Fills the polygon `vertices` on `back` as `plotters_backend::rasterizer::fill_polygon` fills it.
-pub(crate) fn fill_polygon<'a, S: BackendStyle>(
-    back: &mut BitMapBackend<'a>,
+pub(crate) fn fill_polygon<S: BackendStyle>(
+    back: &mut Pixels,
     vertices: &[BackendCoord],
     style: &S,
-) -> Result<(), Error<'a>> {
+) -> Result<(), Error> {
     let Some((&first, rest)) = vertices.split_first() else { return Ok(()) };
     let (mut x_span, mut y_span) = ((first.0, first.0), (first.1, first.1));
     for &(x, y) in rest {
@@ -76,7 +75,7 @@ pub(crate) fn fill_polygon<'a, S: BackendStyle>(
     }
     // Every point on one vertical or horizontal line.
     if x_span.0 == x_span.1 || y_span.0 == y_span.1 {
-        return back.draw_line((x_span.0, y_span.0), (x_span.1, y_span.1), style);
+        return back.line((x_span.0, y_span.0), (x_span.1, y_span.1), style);
     }
     let horizontal_sweep = x_span.1 - x_span.0 > y_span.1 - y_span.0;
     // (master, slave): x and y for a horizontal sweep (columns), y and x for a vertical one (rows).
@@ -180,29 +179,26 @@ fn spans(active: &[Edge], horizontal_sweep: bool, alpha: f64, ops: &mut Vec<Op>)
 }
 
 /// One operation of scan line `line`, as plotters makes it.
-fn draw<'a>(
-    back: &mut BitMapBackend<'a>,
-    horizontal_sweep: bool,
-    line: i32,
-    op: Op,
-    color: BackendColor,
-) -> Result<(), Error<'a>> {
+fn draw(back: &mut Pixels, horizontal_sweep: bool, line: i32, op: Op, color: BackendColor) -> Result<(), Error> {
     let at = |slave: i32| if horizontal_sweep { (line, slave) } else { (slave, line) };
     match op {
-        Op::Line { from, to } => back.draw_line(at(from), at(to), &color),
-        Op::Pixel { at: slave, share } => back.draw_pixel(at(slave), color.mix(share)),
+        Op::Line { from, to } => back.line(at(from), at(to), &color),
+        Op::Pixel { at: slave, share } => {
+            back.pixel(at(slave), color.mix(share));
+            Ok(())
+        }
     }
 }
 
 /// Fills the opaque spans `run` on scan lines `first..=last` at once.
-fn fill_run<'a>(
-    back: &mut BitMapBackend<'a>,
+fn fill_run(
+    back: &mut Pixels,
     horizontal_sweep: bool,
     first: i32,
     last: i32,
     run: &[Op],
     color: BackendColor,
-) -> Result<(), Error<'a>> {
+) -> Result<(), Error> {
     if first > last {
         return Ok(());
     }
@@ -215,7 +211,7 @@ fn fill_run<'a>(
             } else {
                 ((from, first), (after_to, after_last))
             };
-            back.draw_rect(upper_left, bottom_right, &color, true)?;
+            back.rect(upper_left, bottom_right, &color, true)?;
         }
     }
     Ok(())
@@ -236,13 +232,13 @@ mod tests {
             // A background that is not flat, so that every blend shows.
             let mut rgb: Vec<u8> = (0..w * h * 3).map(|i| (i * 37 % 251) as u8).collect();
             {
-                let mut back = BitMapBackend::with_buffer(&mut rgb, (w, h));
                 if ours {
-                    fill_polygon(&mut back, vertices, &style).unwrap();
+                    fill_polygon(&mut Pixels::new(&mut rgb, (w, h)), vertices, &style).unwrap();
                 } else {
+                    let mut back = BitMapBackend::with_buffer(&mut rgb, (w, h));
                     plotters_backend::rasterizer::fill_polygon(&mut back, vertices, &style).unwrap();
+                    back.present().unwrap();
                 }
-                back.present().unwrap();
             }
             rgb
         };
@@ -302,11 +298,7 @@ mod tests {
             vec![(max - 1, 0), (max, 0), (max, 10), (max - 1, 10)],
         ] {
             let mut rgb = untouched.clone();
-            {
-                let mut back = BitMapBackend::with_buffer(&mut rgb, (60, 60));
-                fill_polygon(&mut back, &vertices, &ShapeStyle::from(color).filled()).unwrap();
-                back.present().unwrap();
-            }
+            fill_polygon(&mut Pixels::new(&mut rgb, (60, 60)), &vertices, &ShapeStyle::from(color).filled()).unwrap();
             assert!(rgb == untouched, "{vertices:?}");
         }
     }
