@@ -100,7 +100,8 @@ pub(crate) fn fill_polygon<S: BackendStyle>(
     // the spans in `run`.
     let mut run: Vec<Op> = Vec::new();
     let mut run_start = low;
-    for line in low..=high {
+    let mut line = low;
+    while line <= high {
         active.retain_mut(|e| {
             if e.master_pos() > 0 {
                 e.epoch += 1;
@@ -125,19 +126,37 @@ pub(crate) fn fill_polygon<S: BackendStyle>(
         // lines are never merged: plotters' wide blend rounds its 8-pixel groups differently from
         // the one-pixel blend of a line, so a rectangle would change some pixels by one.
         let plain = opaque && ops.iter().all(|op| matches!(op, Op::Line { from, to } if from <= to));
-        if plain && ops == run {
-            continue;
-        }
-        fill_run(back, horizontal_sweep, run_start, line.saturating_sub(1), &run, color)?;
-        run.clear();
-        if plain {
-            run.extend_from_slice(&ops);
-            run_start = line;
-        } else {
-            for op in &ops {
-                draw(back, horizontal_sweep, line, *op, color)?;
+        if !(plain && ops == run) {
+            fill_run(back, horizontal_sweep, run_start, line.saturating_sub(1), &run, color)?;
+            run.clear();
+            if plain {
+                run.extend_from_slice(&ops);
+                run_start = line;
+            } else {
+                for op in &ops {
+                    draw(back, horizontal_sweep, line, *op, color)?;
+                }
             }
         }
+        // While no edge starts, none reaches its last line and every one is flat across the sweep
+        // (the Gantt chart's bands), the lines after this one draw the same spans: the run goes on
+        // over them without working them out.
+        if plain && active.iter().all(|e| e.slave_begin == e.slave_end) {
+            let before_next = edges.get(next).map_or(high, |(from, _)| from.0.saturating_sub(1));
+            let last = active.iter().fold(i64::from(before_next.min(high)), |last, e| {
+                last.min(i64::from(line) + i64::from(e.master_pos()) - 1)
+            });
+            if last > i64::from(line) {
+                for e in &mut active {
+                    e.epoch += (last - i64::from(line)) as u32;
+                }
+                line = last as i32;
+            }
+        }
+        if line == high {
+            break;
+        }
+        line += 1;
     }
     fill_run(back, horizontal_sweep, run_start, high, &run, color)
 }
@@ -296,6 +315,9 @@ mod tests {
         for vertices in [
             vec![(0, max - 1), (10, max - 1), (10, max), (0, max)],
             vec![(max - 1, 0), (max, 0), (max, 10), (max - 1, 10)],
+            // Swept up to the largest coordinate, flat edges skipped over to it.
+            vec![(max - 50, 0), (max, 0), (max, 3), (max - 50, 3)],
+            vec![(0, max - 50), (3, max - 50), (3, max), (0, max)],
         ] {
             let mut rgb = untouched.clone();
             fill_polygon(&mut Pixels::new(&mut rgb, (60, 60)), &vertices, &ShapeStyle::from(color).filled()).unwrap();
