@@ -4,7 +4,9 @@
 //! out each edge's position again at every comparison of a sort. Here the lists are reused, a
 //! position is worked out once per line, blends that change nothing (an alpha of 0 or less) are not
 //! made, and a run of scan lines that fill the same opaque spans is filled as one rectangle, which
-//! sets the same pixels to the same colour.
+//! sets the same pixels to the same colour. Where every active edge is flat across the sweep and
+//! none starts or ends (a Gantt band between two steps), the lines are not even worked out: they
+//! would give the same spans.
 //!
 //! Filled areas are most of what a chart's bitmap costs: the Gantt chart's stacked bands, the area
 //! under the completion line and every line wider than a pixel (plotters draws those as polygons).
