@@ -67,11 +67,11 @@ pub fn run_charts(ctx: &ReportContext) -> anyhow::Result<Vec<RunChart>> {
     let lines = Lines { ctx, tracks: &tracks, frame: &frame };
     let pending = Pending::new(ctx);
     // The four charts are independent drawings: rendered in parallel, listed in a fixed order.
-    let completion = LinesFigure { lines: &lines, kind: LineKind::Completion };
-    let concurrency = LinesFigure { lines: &lines, kind: LineKind::Concurrency };
+    // A line chart's series are worked out once, in its own task, for both of its drawings.
+    let lines_chart = |kind| render(&LinesFigure::new(&lines, kind));
     let ((gantt_chart, completion_chart), (concurrency_chart, pending_chart)) = rayon::join(
-        || rayon::join(|| render(&gantt), || render(&completion)),
-        || rayon::join(|| render(&concurrency), || render(&pending)),
+        || rayon::join(|| render(&gantt), || lines_chart(LineKind::Completion)),
+        || rayon::join(|| lines_chart(LineKind::Concurrency), || render(&pending)),
     );
     Ok(vec![
         RunChart {
@@ -720,6 +720,10 @@ enum LineKind {
 struct LinesFigure<'a, 'c> {
     lines: &'a Lines<'a, 'c>,
     kind: LineKind,
+    /// The lines, the guides and the top of the scale ([`LinesFigure::series_and_guides`]).
+    series: Vec<Series>,
+    guides: Vec<Guide>,
+    y_max: f64,
 }
 
 /// Stage limits more than this many times the peak (at least 1) are drawn at the top edge.
@@ -753,9 +757,14 @@ enum GuideAt {
     },
 }
 
-impl LinesFigure<'_, '_> {
-    fn series_and_guides(&self) -> (Vec<Series>, Vec<Guide>, f64) {
-        let Lines { ctx, tracks, frame } = *self.lines;
+impl<'a, 'c> LinesFigure<'a, 'c> {
+    fn new(lines: &'a Lines<'a, 'c>, kind: LineKind) -> LinesFigure<'a, 'c> {
+        let (series, guides, y_max) = Self::series_and_guides(lines, kind);
+        LinesFigure { lines, kind, series, guides, y_max }
+    }
+
+    fn series_and_guides(lines: &Lines, kind: LineKind) -> (Vec<Series>, Vec<Guide>, f64) {
+        let Lines { ctx, tracks, frame } = *lines;
         let runs = &ctx.result.runs;
         let multi = runs.len() > 1;
         let mut series = Vec::new();
@@ -770,7 +779,7 @@ impl LinesFigure<'_, '_> {
             // Each run's lines start when the run does: zeros before that would only be clutter.
             let start = run.start_time.map_or(frame.start, |t| t.0);
             let end = track.until.0.min(frame.end).max(start);
-            match self.kind {
+            match kind {
                 LineKind::Completion => {
                     let total: usize = run.stages.iter().map(member_count).sum();
                     y_max = y_max.max(total as f64);
@@ -856,7 +865,7 @@ impl Figure for LinesFigure<'_, '_> {
             LineKind::Completion => ("Members done over time", "members done"),
             LineKind::Concurrency => ("Members running over time", "members Running"),
         };
-        let (series, guides, y_max) = self.series_and_guides();
+        let (series, guides, y_max) = (self.series.as_slice(), self.guides.as_slice(), self.y_max);
         let top = draw::header(root, title, &ctx.scenario.name)?;
         let mut legend: Vec<(String, RGBColor, Mark)> =
             series.iter().take(2 * MAX_LEGEND_RUNS).map(|s| (s.label.clone(), s.color, Mark::Line)).collect();
@@ -885,7 +894,7 @@ impl Figure for LinesFigure<'_, '_> {
                 sizes: (24, 46, 70),
             },
         )?;
-        for s in &series {
+        for s in series {
             if s.fill {
                 chart.draw_series(AreaSeries::new(s.points.iter().copied(), 0.0, s.color.mix(0.15)))?;
             }
@@ -893,7 +902,7 @@ impl Figure for LinesFigure<'_, '_> {
         }
         // Every guide line first, then the labels where they fit (see `draw::Placer`).
         let mut lines = Vec::with_capacity(guides.len());
-        for guide in &guides {
+        for guide in guides {
             let style = ShapeStyle::from(guide.color.mix(0.8)).stroke_width(1);
             let (label, points) = match guide.at {
                 GuideAt::Time(t) => (guide.label.clone(), vec![(t as f64, 0.0), (t as f64, y_hi)]),
