@@ -162,29 +162,40 @@ mod tests {
 
     use super::*;
 
-    /// A background that is not flat, so that every blend shows.
+    /// A background that is not flat, so that every blend shows, with every value of a channel.
     fn background(w: u32, h: u32) -> Vec<u8> {
-        (0..w * h * 3).map(|i| (i * 37 % 251) as u8).collect()
+        (0..w * h * 3).map(|i| (i * 37 % 256) as u8).collect()
+    }
+
+    const ALPHAS: [f64; 12] = [0.15, 0.5, 0.5001, 0.8, 0.999, 0.996, 1.0, 1.5, -0.5, 0.0, 1.0 / 512.0, f64::NAN];
+
+    /// A line from a random point: vertical (often), horizontal, a point, slanted, a column far off
+    /// the bitmap, and one ending where the bitmap's `to + 1` is the largest coordinate.
+    fn random_line(rng: &mut ChaCha8Rng, shape: usize) -> (BackendCoord, BackendCoord) {
+        let mut coord = || rng.random_range(-10..50);
+        let from = (coord(), coord());
+        let to = match shape % 7 {
+            0 | 1 => (from.0, coord()),
+            2 => (coord(), from.1),
+            3 => from,
+            4 => (coord(), coord()),
+            5 => (from.0, -1000),
+            _ => (from.0, i32::MAX - 1),
+        };
+        (from, to)
     }
 
     #[test]
     fn lines_and_pixels_are_drawn_as_the_bitmap_draws_them() {
         let mut rng = ChaCha8Rng::seed_from_u64(11);
         let (w, h) = (40u32, 30u32);
-        for case in 0..4000 {
-            let alpha = [0.15, 0.5, 0.999, 0.996, 1.0, 1.5, -0.5, 0.0, 1.0 / 512.0, f64::NAN][case % 10];
+        for case in 0..6000 {
+            // Every alpha with every shape.
+            let alpha = ALPHAS[case / 7 % ALPHAS.len()];
             let color = RGBAColor(rng.random(), rng.random(), rng.random(), alpha);
-            let mut coord = || rng.random_range(-10..50);
-            let from = (coord(), coord());
-            // Vertical (often), horizontal, a point, slanted, and a column far off the bitmap.
-            let to = match case % 6 {
-                0 | 1 => (from.0, coord()),
-                2 => (coord(), from.1),
-                3 => from,
-                4 => (coord(), coord()),
-                _ => (from.0, -1000),
-            };
-            let width = if case % 7 == 0 { 2 } else { 1 };
+            let (from, to) = random_line(&mut rng, case);
+            // (A wide line is a polygon, which plotters fills line by line: not to the largest coordinate.)
+            let width = if case % 5 == 0 && case % 7 != 6 { 2 } else { 1 };
             let style = ShapeStyle::from(color).stroke_width(width);
             let (mut theirs, mut ours) = (background(w, h), background(w, h));
             {
@@ -200,6 +211,31 @@ mod tests {
                 pixels.pixel(from, color.mix(0.4).to_backend_color());
             }
             assert!(theirs == ours, "case {case}: {from:?} to {to:?}, alpha {alpha}, width {width}");
+        }
+    }
+
+    #[test]
+    fn columns_of_changing_colours_on_one_bitmap_are_blended_as_the_bitmap_blends_them() {
+        // The blend table of one colour is kept for the next column: colours and alphas alternate
+        // (as an area and the guides over it do), and two alphas give the same 256ths.
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let (w, h) = (40u32, 30u32);
+        let colours = [RGBColor(40, 120, 200), RGBColor(200, 40, 40), RGBColor(40, 120, 201)];
+        for round in 0..200 {
+            let (mut theirs, mut ours) = (background(w, h), background(w, h));
+            let mut back = BitMapBackend::with_buffer(&mut theirs, (w, h));
+            let mut pixels = Pixels::new(&mut ours, (w, h));
+            for _ in 0..30 {
+                let colour = colours[rng.random_range(0..colours.len())];
+                let style = colour.mix([0.15, 0.5, 0.5001, 0.8][rng.random_range(0..4)]);
+                let shape = rng.random_range(0..2);
+                let (from, to) = random_line(&mut rng, shape);
+                back.draw_line(from, to, &style).unwrap();
+                pixels.line(from, to, &style).unwrap();
+            }
+            drop(back);
+            drop(pixels);
+            assert!(theirs == ours, "round {round}");
         }
     }
 }
