@@ -64,7 +64,7 @@ impl DrawingBackend for GlyphBackend<'_> {
         style: &S,
         fill: bool,
     ) -> Result<(), Error> {
-        self.pixels.rect(upper_left, bottom_right, style, fill)
+        self.pixels.backend().draw_rect(upper_left, bottom_right, style, fill)
     }
     // `draw_path` is the trait's own: a path wider than a pixel is filled as a polygon, here.
     fn draw_circle<S: BackendStyle>(

@@ -141,17 +141,6 @@ impl<'a> Pixels<'a> {
             base += stride;
         }
     }
-
-    /// `BitMapBackend::draw_rect`.
-    pub(crate) fn rect<S: BackendStyle>(
-        &mut self,
-        upper_left: BackendCoord,
-        bottom_right: BackendCoord,
-        style: &S,
-        fill: bool,
-    ) -> Result<(), Error> {
-        self.backend().draw_rect(upper_left, bottom_right, style, fill)
-    }
 }
 
 #[cfg(test)]

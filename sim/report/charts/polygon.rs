@@ -11,7 +11,7 @@
 //! Filled areas are most of what a chart's bitmap costs: the Gantt chart's stacked bands, the area
 //! under the completion line and every line wider than a pixel (plotters draws those as polygons).
 
-use plotters_backend::{BackendColor, BackendCoord, BackendStyle};
+use plotters_backend::{BackendColor, BackendCoord, BackendStyle, DrawingBackend};
 
 use super::pixels::{Error, Pixels};
 
@@ -232,7 +232,7 @@ fn fill_run(
             } else {
                 ((from, first), (after_to, after_last))
             };
-            back.rect(upper_left, bottom_right, &color, true)?;
+            back.backend().draw_rect(upper_left, bottom_right, &color, true)?;
         }
     }
     Ok(())
