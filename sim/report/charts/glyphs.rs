@@ -110,7 +110,6 @@ impl DrawingBackend for GlyphBackend<'_> {
         let size = style.size() as f32;
         let font = self.font.as_scaled(size);
         let transform = style.transform();
-        let (w, h) = self.get_size();
         // The baseline sits where plotters puts it: half the size below the top of the box.
         let baseline = size / 2.0;
         let mut pen = 0f32;
@@ -153,10 +152,8 @@ impl DrawingBackend for GlyphBackend<'_> {
         for (start, end) in glyphs {
             for &(x, y, coverage) in &self.coverage[start..end] {
                 let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
-                let (x, y) = (pos.0 + x, pos.1 + y);
-                if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 {
-                    self.pixels.pixel((x, y), color.mix(f64::from(coverage.min(1.0))));
-                }
+                // Off the bitmap: left out by `pixel`, as by the bitmap's own.
+                self.pixels.pixel((pos.0 + x, pos.1 + y), color.mix(f64::from(coverage.min(1.0))));
             }
         }
         Ok(())

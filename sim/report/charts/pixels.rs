@@ -81,8 +81,9 @@ impl<'a> Pixels<'a> {
         let pixel = &mut self.rgb[base..base + 3];
         if color.alpha >= 1.0 - 1.0 / 256.0 {
             pixel.copy_from_slice(&[r, g, b]);
-        } else if color.alpha > 0.0 || color.alpha.is_nan() {
-            let a = (color.alpha * 256.0) as u64; // floor: the alpha is positive (or NaN: 0)
+        } else if color.alpha > 0.0 {
+            // (An alpha that is not a number blends nothing, in the bitmap as here.)
+            let a = (color.alpha * 256.0) as u64; // floor: the alpha is positive
             for (old, new) in pixel.iter_mut().zip([r, g, b]) {
                 blend(old, new, a);
             }
