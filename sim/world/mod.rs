@@ -186,11 +186,14 @@ pub struct RunContext {
     plain_target: Option<KubernetesVersion>,
     /// The bit of [`MemberState::windows`] of the window the run consults.
     window_bit: u8,
+    /// The run's attempts touch no pool, and the scenario marks no release bad and forces no
+    /// outcome or duration: an attempt is drawn by [`World::draw_without_pools`].
+    draws_without_pools: bool,
 }
 
 /// An attempt under way: what it changes when, and how it ends (built once when it is drawn, and
 /// small enough to move without a call to `memcpy`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct InFlight<'a> {
     run: RunId,
     member: MemberId,
@@ -242,7 +245,7 @@ pub struct Finished {
 }
 
 /// An attempt as drawn, before it begins: how long it takes, and the rest.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Drawn<'a> {
     duration: Duration,
     flight: InFlight<'a>,
@@ -478,10 +481,13 @@ impl<'a> World<'a> {
         let plain = !consistent_images && !spec.auto_upgrade && self.settings.minor_skip != MinorSkipRule::Skip;
         let plain_target = spec.kubernetes_version.filter(|_| plain && spec.kind.touches_control_plane());
         let window_bit = 1 << window_kind_of(&spec);
+        let draws_without_pools =
+            !spec.kind.touches_pools() && self.models.bad_releases.is_empty() && self.models.overrides.is_empty();
         self.runs.push(RunContext {
             never_waits_from,
             plain_target,
             window_bit,
+            draws_without_pools,
             name: name.to_string(),
             spec,
             selected_images: None,
@@ -690,6 +696,7 @@ impl<'a> World<'a> {
     }
 
     /// SEMANTICS §8: the target when AKS refuses the upgrade because it skips a minor.
+    #[inline(always)]
     fn minor_skip_blocked(&self, run: RunId, member: MemberId) -> Option<KubernetesVersion> {
         let (target, behind) = self.minors_behind(run, member)?;
         if behind <= 1 {
@@ -802,7 +809,15 @@ impl<'a> World<'a> {
     pub fn start_upgrade(&mut self, run: RunId, member: MemberId, attempt: u32, now: Time) -> Started {
         let keys = [self.members[member.index()].name_key, self.runs[run as usize].name_key, u64::from(attempt)];
         let head = (attempt == 1).then(|| self.first_head(run, member));
-        let drawn = self.draw_attempt(run, member, now, keys, head.as_ref());
+        let drawn = match self.models.duration_for(member).member.as_ref() {
+            Some(dist) if self.runs[run as usize].draws_without_pools => {
+                let drawn = self.draw_without_pools(run, member, now, keys, head.as_ref(), dist);
+                // Tests and debug builds hold the shortcut to the general draw (both are pure).
+                debug_assert_eq!(drawn, self.draw_attempt(run, member, now, keys, head.as_ref()));
+                drawn
+            }
+            _ => self.draw_attempt(run, member, now, keys, head.as_ref()),
+        };
         self.begin(run, member, drawn)
     }
 
@@ -1046,10 +1061,91 @@ impl<'a> World<'a> {
         flight(duration, control_plane.zip(cp_done), pool_done, outcome, failed_by_bad_release)
     }
 
+    /// [`draw_attempt`](Self::draw_attempt) for an attempt that upgrades the control plane alone
+    /// with one duration for the whole member (`dist`), where no release is marked bad and nothing
+    /// is forced: the same draws in the same order, without the pools, bad releases and overrides
+    /// that cannot be there. Debug builds check every such attempt against `draw_attempt`.
+    fn draw_without_pools(
+        &self,
+        run: RunId,
+        member: MemberId,
+        now: Time,
+        keys: [u64; 3],
+        head: Option<&(Position, Head)>,
+        dist: &DurationDist,
+    ) -> Drawn<'a> {
+        let context = &self.runs[run as usize];
+        let current = self.members[member.index()].kubernetes_version;
+        let (control_plane, duration, outcome) = match self.refusal(run, member) {
+            Some((code, message)) => (None, Duration::ZERO, Outcome::Failed(Note::error(code, message))),
+            None => {
+                let control_plane = context
+                    .spec
+                    .kubernetes_version
+                    .filter(|t| context.spec.kind.touches_control_plane() && *t > current);
+                let mut duration_rng = match head {
+                    Some((position, head)) => self.duration_key.stream_from(*position, head),
+                    None => self.duration_key.stream(keys),
+                };
+                let failure_draw: f64 = duration_rng.random();
+                let elapsed = dist.sample(&mut duration_rng);
+                let cp_done = control_plane.map(|_| elapsed);
+                let (duration, outcome) = self.random_outcome(
+                    member,
+                    control_plane.is_some_and(|t| t.minor_version() != current.minor_version()),
+                    elapsed.max(Duration(1)),
+                    cp_done,
+                    &[],
+                    now,
+                    failure_draw,
+                    &|| self.failure_key.stream(keys),
+                );
+                (control_plane.zip(cp_done), duration, outcome)
+            }
+        };
+        Drawn {
+            duration,
+            flight: InFlight {
+                run,
+                member,
+                started: now,
+                from_version: current,
+                control_plane,
+                pools: Vec::new(),
+                outcome,
+                received_bad_release: false,
+                failed_by_bad_release: false,
+            },
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     /// A random attempt's outcome: `draw` decides whether it fails (aks-models.md §4.4); `details`
     /// makes the stream for what else a failure or an incident needs.
+    #[inline(always)]
     fn random_outcome(
+        &self,
+        member: MemberId,
+        minor: bool,
+        total: Duration,
+        cp_done: Option<Duration>,
+        pools: &[(usize, Option<Cow<'a, NodeImageVersion>>, Duration)],
+        now: Time,
+        draw: f64,
+        details: &dyn Fn() -> Stream,
+    ) -> (Duration, Outcome) {
+        let model = &self.models.failure;
+        let base = if minor { model.minor_probability } else { model.patch_probability };
+        // Most attempts: no incident anywhere, and the draw says it does not fail.
+        if self.models.incidents.is_empty() && draw >= base {
+            return (total, Outcome::Completed(Note::default()));
+        }
+        self.failure_or_incident(member, minor, total, cp_done, pools, now, draw, details)
+    }
+
+    /// [`random_outcome`](Self::random_outcome) of an attempt that fails or may meet an incident.
+    #[allow(clippy::too_many_arguments)]
+    fn failure_or_incident(
         &self,
         member: MemberId,
         minor: bool,
@@ -1200,6 +1296,7 @@ impl<'a> World<'a> {
         }
     }
 
+    #[inline(always)]
     fn begin(&mut self, run: RunId, member: MemberId, drawn: Drawn<'a>) -> Started {
         let Drawn { duration, mut flight } = drawn;
         // Every member a bad release breaks was exposed to it: one test covers both.
