@@ -122,6 +122,7 @@ pub trait Facts {
 }
 
 /// SEMANTICS §5.5: the checks a–e in their normative order.
+#[inline(always)]
 pub fn examine<F: Facts + ?Sized>(facts: &mut F, run: RunId, member: MemberId, now: Time) -> Verdict {
     if facts.certainly_starts(run, member, now) {
         // Tests and debug builds hold the shortcut to the checks it skips (answers are pure, so

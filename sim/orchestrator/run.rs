@@ -1182,6 +1182,7 @@ impl UpdateRun {
 
     /// Reaching, gates and completions (SEMANTICS §5.1–5.8, §11 "Reaching", "Empty and all-skipped").
     /// Returns whether anything changed.
+    #[inline(always)]
     fn progress(&mut self, now: Time, out: &mut Vec<Command>) -> bool {
         let mut changed = false;
         while self.current < self.stages.len() {
@@ -1256,9 +1257,15 @@ impl UpdateRun {
         false
     }
 
+    #[inline(always)]
     fn progress_groups(&mut self, s: usize, now: Time, blocked: bool, out: &mut Vec<Command>) -> bool {
         let mut changed = false;
         for g in self.dirty_groups(s) {
+            // An active group with members still to finish (or tripped) has nothing to progress.
+            let group = &self.stages[s].groups[g as usize];
+            if group.phase == Phase::Active && (group.terminal as usize != group.members.len() || group.tripped) {
+                continue;
+            }
             changed |= self.progress_group(s, g as usize, now, blocked, out);
         }
         changed
@@ -1337,6 +1344,7 @@ impl UpdateRun {
     /// §5.7: when every group is done (and nothing of the stage runs, and the stage has not tripped),
     /// the stage's after gates and wait start together; a stage whose groups were all skipped is `Skipped`. During a halt only
     /// a stage with no after gates and no wait completes (§11 "Halts": it needs nothing new).
+    #[inline(always)]
     fn enter_after_phase(&mut self, s: usize, now: Time, blocked: bool, out: &mut Vec<Command>) -> bool {
         let stage = &self.stages[s];
         // §11 "Trips": a stage over its own threshold is `Failed` even when the failure that tripped
@@ -1549,6 +1557,7 @@ impl UpdateRun {
 
     // ----- state setters: journal, times and statistics ----------------------------------------
 
+    #[inline(always)]
     fn mark_member_running(&mut self, slot: Slot, now: Time) {
         let (s, g) = (slot.stage as usize, slot.group as usize);
         if self.stages[s].groups[g].members[slot.index as usize].pending_kind.is_some() {
@@ -1711,6 +1720,7 @@ impl UpdateRun {
         }
     }
 
+    #[inline(always)]
     fn set_group_state(&mut self, s: usize, g: usize, state: UpdateState, now: Time) {
         let epoch = self.epoch;
         let record = self.record;
@@ -1807,6 +1817,7 @@ impl UpdateRun {
         self.user_stop || self.failure_halt
     }
 
+    #[inline(always)]
     fn group_display(&self, s: usize, g: usize) -> UpdateState {
         let stage = &self.stages[s];
         let group = &stage.groups[g];
@@ -1823,6 +1834,7 @@ impl UpdateRun {
     /// SEMANTICS §6 and §11 "Trips": a stage is `Failed` when its own threshold tripped; under
     /// `failureScope: run` also when one of its groups tripped (the docs' cascade); under `segment`
     /// once the untripped groups are done and nothing of the stage runs.
+    #[inline(always)]
     fn stage_failed(&self, s: usize) -> bool {
         let stage = &self.stages[s];
         if stage.phase == Phase::Done || stage.phase == Phase::NotReached {
@@ -1846,6 +1858,7 @@ impl UpdateRun {
         self.current < self.stages.len() && self.stage_failed(self.current)
     }
 
+    #[inline(always)]
     fn stage_display(&self, s: usize) -> UpdateState {
         let stage = &self.stages[s];
         match stage.phase {
@@ -2004,6 +2017,7 @@ struct JournalAt<'r> {
 /// The one place a member's state changes: its first change of an instant is journaled (the
 /// timeline is the difference of instants), a group ranked by window hears of it, and the note
 /// goes with the state. Returns the member.
+#[inline(always)]
 fn change_member_state<'g>(
     journal: JournalAt,
     group: &'g mut GroupRt,
