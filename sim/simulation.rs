@@ -594,8 +594,11 @@ impl<'a> Sim<'a> {
                     .iter()
                     .flat_map(|s| s.groups.iter().flat_map(|g| g.members.iter().map(|m| m.id)))
                     .collect();
-                self.run_facts[run as usize].at_risk =
-                    members.iter().filter(|m| self.world.at_risk(run, **m)).count() as u32;
+                // Only a release marked bad puts a member at risk.
+                if !self.scenario.models.bad_releases.is_empty() {
+                    self.run_facts[run as usize].at_risk =
+                        members.iter().filter(|m| self.world.at_risk(run, **m)).count() as u32;
+                }
                 self.world.run_started(run, &members, now);
             }
             Ok(()) => {}
@@ -770,7 +773,13 @@ impl<'a> Sim<'a> {
             facts.halted_at = Some(now);
         }
         r.flush(&mut self.transitions);
-        self.timeline.extend(self.transitions.drain(..).map(|transition| TimelineRow { time: now, run, transition }));
+        if !self.transitions.is_empty() {
+            self.timeline.extend(self.transitions.drain(..).map(|transition| TimelineRow {
+                time: now,
+                run,
+                transition,
+            }));
+        }
         if let Some(at) = r.next_poll_after(now) {
             let armed = self.armed_polls[run as usize];
             if armed.is_none_or(|a| a <= now || a > at) {
