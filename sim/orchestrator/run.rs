@@ -997,6 +997,7 @@ impl UpdateRun {
     // ----- world reports ------------------------------------------------------------------------
 
     /// A member's upgrade ended. Failures roll up and may trip thresholds (SEMANTICS §6, §11 "Trips").
+    #[inline]
     pub fn member_finished(&mut self, slot: Slot, outcome: Outcome, now: Time) {
         invariant!(self.member(slot).state == UpdateState::Running, "only running members finish");
         // Counted below, with every other completion of the instant before anything is scheduled;
@@ -1153,6 +1154,7 @@ impl UpdateRun {
 
     /// The next poll instant worth having: the first grid point at or after the earliest moment a
     /// `Pending` member's answer could change, and after `now`. `None` when no poll is needed.
+    #[inline]
     pub fn next_poll_after(&self, now: Time) -> Option<Time> {
         // Asked at the end of every instant: the common answer (nothing waits) first.
         let min_recheck = self.min_recheck?;
@@ -1906,6 +1908,7 @@ impl UpdateRun {
 
     /// The state changes of the instant that just ended, in tree order (SEMANTICS §11 "Timeline
     /// rows": a state held for zero time is not a row).
+    #[inline]
     pub fn flush(&mut self, out: &mut Vec<Transition>) {
         invariant!(!self.unsettled, "flush reads settled display states");
         if self.journal.is_empty() {

@@ -1321,6 +1321,7 @@ impl<'a> World<'a> {
 
     /// The attempt ended: apply what finished before the end (a failed upgrade keeps the components
     /// it completed) and return what changed.
+    #[inline]
     pub fn finish_upgrade(&mut self, id: Flight, now: Time) -> Finished {
         let flight = self.flights[id.0 as usize].take().expect("an attempt finishes once");
         self.free_flights.push(id.0);
