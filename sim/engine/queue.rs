@@ -9,7 +9,6 @@
 //! Complexity: push and pop are O(log n). The key is total, so the pop order never depends on heap
 //! internals. The heap holds keys only (16 bytes each); events wait in a list beside it.
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::Time;
@@ -36,42 +35,47 @@ pub struct EventKey {
 /// A heap entry: the key packed in 16 bytes, the event kept apart in the queue's slab. `order`
 /// holds the phase in its top 2 bits, the sequence in the next 40 and the event's slab place in
 /// the low 22: ordering by `(time, order)` is ordering by `(time, phase, sequence)` (sequences are
-/// unique, so the place never decides). Entries this small make the heap's moves cheap.
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// unique, so the place never decides). The pair is one 128-bit number, the time (its sign bit
+/// flipped, so that unsigned order is the time's order) above `order`, stored complemented so
+/// that `BinaryHeap`, a max-heap, pops the smallest key first: a comparison of two entries is one
+/// comparison of two integers. Entries this small make the heap's moves cheap.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
-    time: Time,
-    order: u64,
+    complement: u128,
 }
 
 const PLACE_BITS: u32 = 22;
 const SEQUENCE_BITS: u32 = 40;
 const PLACE_MASK: u64 = (1 << PLACE_BITS) - 1;
+const SIGN: u64 = 1 << 63;
 
 impl Entry {
+    fn new(time: Time, order: u64) -> Entry {
+        let key = u128::from(time.0 as u64 ^ SIGN) << 64 | u128::from(order);
+        Entry { complement: !key }
+    }
+
+    fn time(&self) -> Time {
+        Time(((!self.complement >> 64) as u64 ^ SIGN) as i64)
+    }
+
+    fn order(&self) -> u64 {
+        !self.complement as u64
+    }
+
     fn key(&self) -> EventKey {
-        let phase = match self.order >> 62 {
+        let order = self.order();
+        let phase = match order >> 62 {
             0 => Phase::MemberCompletion,
             1 => Phase::StartsAndActions,
             2 => Phase::Timers,
             _ => Phase::Polls,
         };
-        EventKey { time: self.time, phase, sequence: (self.order >> PLACE_BITS) & ((1 << SEQUENCE_BITS) - 1) }
+        EventKey { time: self.time(), phase, sequence: (order >> PLACE_BITS) & ((1 << SEQUENCE_BITS) - 1) }
     }
 
     fn place(&self) -> usize {
-        (self.order & PLACE_MASK) as usize
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Entry {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the smallest key first.
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.order).cmp(&(self.time, self.order))
+        (self.order() & PLACE_MASK) as usize
     }
 }
 
@@ -108,7 +112,7 @@ impl<E> EventQueue<E> {
                 place
             }
         };
-        self.heap.push(Entry { time, order: (phase as u64) << 62 | self.next_sequence << PLACE_BITS | place });
+        self.heap.push(Entry::new(time, (phase as u64) << 62 | self.next_sequence << PLACE_BITS | place));
         self.next_sequence += 1;
         key
     }
@@ -124,7 +128,7 @@ impl<E> EventQueue<E> {
 
     /// When the next event happens.
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(Entry::time)
     }
 
     pub fn pop(&mut self) -> Option<(EventKey, E)> {
@@ -135,7 +139,7 @@ impl<E> EventQueue<E> {
     /// Pops the next event only if it happens at `time`.
     pub fn pop_at(&mut self, time: Time) -> Option<E> {
         match self.heap.peek() {
-            Some(e) if e.time == time => {
+            Some(e) if e.time() == time => {
                 let entry = self.heap.pop().expect("peeked");
                 Some(self.take(entry))
             }
@@ -166,6 +170,21 @@ mod tests {
         q.push(Time(10), Phase::StartsAndActions, "stop@10");
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, ["poll@5", "done-a@10", "done-b@10", "stop@10", "timer@10"]);
+    }
+
+    #[test]
+    fn an_entry_orders_as_its_time_then_its_order_reversed_and_gives_both_back() {
+        let times = [i64::MIN, i64::MIN + 1, -86_400, -1, 0, 1, 86_400, i64::MAX - 1, i64::MAX];
+        let orders = [0, 1, PLACE_MASK, 1 << 62, 3 << 62, u64::MAX - 1, u64::MAX];
+        let keys: Vec<(i64, u64)> = times.iter().flat_map(|&t| orders.iter().map(move |&o| (t, o))).collect();
+        for &(t, o) in &keys {
+            let entry = Entry::new(Time(t), o);
+            assert_eq!((entry.time(), entry.order()), (Time(t), o));
+            for &(u, p) in &keys {
+                // The max-heap pops the greatest entry: the smallest (time, order).
+                assert_eq!(entry.cmp(&Entry::new(Time(u), p)), (u, p).cmp(&(t, o)), "({t}, {o}) against ({u}, {p})");
+            }
+        }
     }
 
     #[test]
