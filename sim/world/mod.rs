@@ -187,7 +187,8 @@ pub struct RunContext {
     /// The bit of [`MemberState::windows`] of the window the run consults.
     window_bit: u8,
     /// The run's attempts touch no pool, and the scenario marks no release bad and forces no
-    /// outcome or duration: an attempt is drawn by [`World::draw_without_pools`].
+    /// outcome or duration: an attempt of a member whose duration model gives one duration for the
+    /// whole member is drawn by [`World::draw_without_pools`].
     draws_without_pools: bool,
 }
 
