@@ -1137,29 +1137,12 @@ impl<'a> World<'a> {
     ) -> (Duration, Outcome) {
         let model = &self.models.failure;
         let base = if minor { model.minor_probability } else { model.patch_probability };
-        // Most attempts: no incident anywhere, and the draw says it does not fail.
+        // Most attempts: no incident anywhere, and the draw says it does not fail (answered before
+        // the member's fleet record is read).
         if self.models.incidents.is_empty() && draw >= base {
             return (total, Outcome::Completed(Note::default()));
         }
-        self.failure_or_incident(member, minor, total, cp_done, pools, now, draw, details)
-    }
-
-    /// [`random_outcome`](Self::random_outcome) of an attempt that fails or may meet an incident.
-    #[allow(clippy::too_many_arguments)]
-    fn failure_or_incident(
-        &self,
-        member: MemberId,
-        minor: bool,
-        total: Duration,
-        cp_done: Option<Duration>,
-        pools: &[(usize, Option<Cow<'a, NodeImageVersion>>, Duration)],
-        now: Time,
-        draw: f64,
-        details: &dyn Fn() -> Stream,
-    ) -> (Duration, Outcome) {
-        let model = &self.models.failure;
         let region = &self.fleet[member.index()].region;
-        let base = if minor { model.minor_probability } else { model.patch_probability };
         let incident = self.models.incidents.iter().find(|i| i.region == *region && i.from <= now && now < i.to);
         let stall = incident.and_then(|i| i.stall).unwrap_or(Duration::ZERO);
         if incident.is_none() && draw >= base {
