@@ -10,6 +10,7 @@ pub mod html;
 pub mod outcome;
 pub mod pretty;
 pub mod profiles;
+pub mod rows;
 pub mod status;
 pub mod summary;
 pub mod tables;

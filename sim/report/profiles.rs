@@ -13,6 +13,7 @@ use crate::orchestrator::UpdateState;
 use crate::simulation::VersionValue;
 
 use super::ReportContext;
+use super::rows::Rows;
 use super::tables::count_state;
 
 /// Members whose oldest node image is older than this count as running an old image.
@@ -62,9 +63,9 @@ pub fn runs_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
 
 /// `versions.csv`: every member's version history (Kubernetes and per-pool node images), written
 /// to `out` as it is made.
-pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record(["time", "member", "component", "from", "to", "run"])?;
+pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut w = Rows::new(out);
+    w.row(&["time", "member", "component", "from", "to", "run"])?;
     // A row per change of every member: texts made on the stack or in one reused buffer.
     let mut component = String::new();
     for c in &ctx.result.version_changes {
@@ -78,7 +79,7 @@ pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resu
         }
         c.from.with_text(|from| {
             c.to.with_text(|to| {
-                w.write_record([
+                w.row(&[
                     c.time.rfc3339().as_str(),
                     &ctx.scenario.fleet[c.member.index()].name,
                     &component,
@@ -89,8 +90,7 @@ pub fn write_versions_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resu
             })
         })?;
     }
-    w.flush()?;
-    Ok(())
+    w.finish()
 }
 
 /// Every member's versions, replayed over time from the initial fleet and the version changes.

@@ -10,6 +10,7 @@ use crate::orchestrator::{Entity, GateRef, UpdateState};
 use crate::world::UpgradeRecord;
 
 use super::ReportContext;
+use super::rows::Rows;
 
 /// `pool: from -> to` for every pool whose image changed, joined by `; ` (the `node_images` of a
 /// member row): the record it is made from, written out only when a row is (the page's pass over
@@ -56,13 +57,13 @@ pub struct MemberRow<'a> {
 
 impl MemberRow<'_> {
     /// Writes the row; `images` is a buffer for its node-image changes.
-    fn write(&self, w: &mut csv::Writer<&mut dyn Write>, images: &mut String) -> csv::Result<()> {
+    fn write(&self, w: &mut Rows, images: &mut String) -> std::io::Result<()> {
         // Times and versions formatted on the stack: a report writes a row per member and run.
         let (start, end) = (self.start.map(Time::rfc3339), self.end.map(Time::rfc3339));
         images.clear();
         self.node_images.write_to(images);
         let (from, to) = (self.from_version.text(), self.to_version.map(KubernetesVersion::text));
-        w.write_record([
+        w.row(&[
             self.run,
             self.stage,
             self.group,
@@ -136,16 +137,16 @@ pub fn each_member_row<'a, E>(
     Ok(())
 }
 
-pub fn members_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
+pub fn members_csv(ctx: &ReportContext) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     write_members_csv(ctx, &mut bytes)?;
     Ok(bytes)
 }
 
 /// `members.csv`, written to `out` as it is made.
-pub fn write_members_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record([
+pub fn write_members_csv(ctx: &ReportContext, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut w = Rows::new(out);
+    w.row(&[
         "run",
         "stage",
         "group",
@@ -162,8 +163,7 @@ pub fn write_members_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resul
     ])?;
     let mut images = String::new();
     each_member_row(ctx, |row| row.write(&mut w, &mut images))?;
-    w.flush()?;
-    Ok(())
+    w.finish()
 }
 
 /// The label of a gate in the timeline: its display name, else its position.
@@ -178,16 +178,16 @@ fn gate_label_ref(gate: &GateRt, r: GateRef) -> Cow<'_, str> {
     }
 }
 
-pub fn timeline_csv(ctx: &ReportContext) -> csv::Result<Vec<u8>> {
+pub fn timeline_csv(ctx: &ReportContext) -> std::io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
     write_timeline_csv(ctx, &mut bytes)?;
     Ok(bytes)
 }
 
 /// `timeline.csv`, written to `out` as it is made.
-pub fn write_timeline_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Result<()> {
-    let mut w = csv::Writer::from_writer(out);
-    w.write_record(["time", "run", "scope", "stage", "group", "member", "gate", "from", "to", "message"])?;
+pub fn write_timeline_csv(ctx: &ReportContext, out: &mut dyn Write) -> std::io::Result<()> {
+    let mut w = Rows::new(out);
+    w.row(&["time", "run", "scope", "stage", "group", "member", "gate", "from", "to", "message"])?;
     // Names are borrowed and times formatted on the stack: a timeline has rows by the hundred
     // thousand.
     for row in &ctx.result.timeline {
@@ -211,7 +211,7 @@ pub fn write_timeline_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resu
             }
             Entity::Wait(s) => ("wait", stage_name(s), "", "", none),
         };
-        w.write_record([
+        w.row(&[
             row.time.rfc3339().as_str(),
             &run.name,
             scope,
@@ -224,8 +224,7 @@ pub fn write_timeline_csv(ctx: &ReportContext, out: &mut dyn Write) -> csv::Resu
             &t.note.text_ref(),
         ])?;
     }
-    w.flush()?;
-    Ok(())
+    w.finish()
 }
 
 /// Members of a run in a given state.
