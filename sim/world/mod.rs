@@ -320,11 +320,16 @@ pub struct World<'a> {
 /// about a third of computing its blocks one by one.
 #[derive(Debug, Default)]
 struct Heads {
-    /// A member's stream position and the head there (the position is kept: working it out is
-    /// two hashes of three keys).
+    /// A member's stream position and the head there.
     heads: Vec<(Position, Head)>,
     /// Bit `m`: `heads[m]` is computed in this replication.
     known: Vec<u64>,
+    /// The run's name key the positions are of: a position (two hashes of the member's, the
+    /// run's and the attempt's keys) is the same in every replication, so it is worked out once
+    /// per simulator and kept while the run at this place has the same name.
+    run_key: u64,
+    /// Bit `m`: the position in `heads[m]` is worked out (kept from one replication to the next).
+    placed: Vec<u64>,
 }
 
 /// Members whose heads are computed together.
@@ -502,9 +507,16 @@ impl<'a> World<'a> {
             Some(facts) => facts.clear(),
             None => self.run_facts.push(Vec::new()),
         }
+        let run_key = self.runs[run].name_key;
         match self.heads.get_mut(run) {
-            Some(heads) => heads.known.fill(0),
-            None => self.heads.push(Heads::default()),
+            Some(heads) => {
+                heads.known.fill(0);
+                if heads.run_key != run_key {
+                    heads.placed.fill(0);
+                    heads.run_key = run_key;
+                }
+            }
+            None => self.heads.push(Heads { run_key, ..Heads::default() }),
         }
         run as RunId
     }
@@ -830,14 +842,22 @@ impl<'a> World<'a> {
         if heads.known.is_empty() {
             heads.heads.resize(members, (Position::default(), [0; HEAD_WORDS]));
             heads.known.resize(members.div_ceil(64), 0);
+            heads.placed.resize(members.div_ceil(64), 0);
         }
         let m = member.index();
         if heads.known[m / 64] >> (m % 64) & 1 == 0 {
-            let run_key = self.runs[run as usize].name_key;
+            let run_key = heads.run_key;
             let count = AHEAD.min(members - m);
             let mut positions = [Position::default(); AHEAD];
             for (k, position) in positions[..count].iter_mut().enumerate() {
-                *position = StreamKey::position([self.members[m + k].name_key, run_key, 1]);
+                let i = m + k;
+                *position = if heads.placed[i / 64] >> (i % 64) & 1 == 1 {
+                    debug_assert_eq!(heads.heads[i].0, StreamKey::position([self.members[i].name_key, run_key, 1]));
+                    heads.heads[i].0
+                } else {
+                    heads.placed[i / 64] |= 1 << (i % 64);
+                    StreamKey::position([self.members[i].name_key, run_key, 1])
+                };
             }
             let mut computed = [[0; HEAD_WORDS]; AHEAD];
             self.duration_key.heads(&positions[..count], &mut computed[..count]);
