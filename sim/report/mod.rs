@@ -99,15 +99,20 @@ enum Emitted<R> {
 /// Renders every file of the report folder in memory, in folder order (the tests read reports this
 /// way; `fleetsim run` uses [`write_report`], which streams the big files and writes the same bytes).
 pub fn render(ctx: &ReportContext) -> anyhow::Result<Vec<ReportFile>> {
-    let (data, rest) = assemble(ctx, StreamedFile::to_bytes)?;
-    let mut files = Vec::with_capacity(data.len() + rest.len());
-    for file in data {
+    let assembled = assemble(ctx, StreamedFile::to_bytes)?;
+    let index = assembled.index(ctx);
+    let mut files = Vec::new();
+    for file in assembled.data {
         files.push(match file {
             Emitted::Bytes(file) => file,
             Emitted::Streamed(path, bytes) => (path, bytes?),
         });
     }
-    files.extend(rest);
+    for chart in assembled.charts.into_iter().chain(assembled.profile_charts) {
+        let stem = chart_stem(&chart);
+        files.extend(chart.chart.into_files(&stem));
+    }
+    files.push(index);
     Ok(files)
 }
 
@@ -117,26 +122,63 @@ pub fn write_report(ctx: &ReportContext, dir: &Path, replace: Replace) -> anyhow
     let target = check_folder(dir, replace)?;
     let staging = Staging::beside(&target, "partial")?;
     staging.write(Path::new(MARKER), MARKER_TEXT.as_bytes())?;
-    let (data, rest) = assemble(ctx, |file| staging.write_with(&file.path, |out| file.write_to(out)))?;
-    let mut files = Vec::with_capacity(data.len() + rest.len());
-    for file in data {
+    let assembled = assemble(ctx, |file| staging.write_with(&file.path, |out| file.write_to(out)))?;
+    // The chart files are written while the page that inlines their SVG is made.
+    let (index, charts_written) = rayon::join(
+        || assembled.index(ctx),
+        || -> Result<(), OutputError> {
+            let files: Vec<(PathBuf, &[u8])> = assembled
+                .charts
+                .iter()
+                .chain(&assembled.profile_charts)
+                .flat_map(|chart| chart.chart.borrowed_files(&chart_stem(chart)))
+                .collect();
+            files.par_iter().map(|(path, bytes)| staging.write(path, bytes)).collect()
+        },
+    );
+    charts_written?;
+    let mut files = Vec::new();
+    for file in assembled.data {
         match file {
             Emitted::Bytes(file) => files.push(file),
             Emitted::Streamed(_, written) => written?,
         }
     }
-    files.extend(rest);
+    files.push(index);
     write_staged(&staging, &files)?;
     staging.commit()?;
     Ok(())
 }
 
+/// What a report folder is made of before its page: the data files, the charts and the page's
+/// member sections.
+struct Assembled<R> {
+    data: Vec<Emitted<R>>,
+    charts: Vec<charts::run::RunChart>,
+    profile_charts: Vec<charts::run::RunChart>,
+    member_sections: String,
+}
+
+impl<R> Assembled<R> {
+    /// `index.html`, which inlines the charts' SVG.
+    fn index(&self, ctx: &ReportContext) -> ReportFile {
+        let page = html::run_index(ctx, &self.charts, &self.profile_charts, &self.member_sections);
+        ("index.html".into(), page.into_bytes())
+    }
+}
+
+/// A chart's files under `charts/`, without their extension.
+fn chart_stem(chart: &charts::run::RunChart) -> String {
+    format!("charts/{}", chart.name)
+}
+
 /// The data files (each handed to `emit` when it is streamed: on the pool's threads, while the
-/// charts render) and the chart files and `index.html`.
+/// charts render), the charts and the page's member sections; the folder lists the data files,
+/// then the chart files, then `index.html`.
 fn assemble<'a, 'c, R: Send>(
     ctx: &'a ReportContext<'c>,
     emit: impl Fn(&StreamedFile<'a>) -> R + Sync,
-) -> anyhow::Result<(Vec<Emitted<R>>, Vec<ReportFile>)> {
+) -> anyhow::Result<Assembled<R>> {
     // The tables and the charts read the same result and nothing else: built on two threads (the
     // charts split further), assembled in one fixed order, so the files do not depend on the threads.
     let ((data, member_sections), charts) = rayon::join(
@@ -165,14 +207,7 @@ fn assemble<'a, 'c, R: Send>(
     if let Some(fleet) = fleet {
         data.extend(fleet_parts(ctx, &fleet)?.into_iter().map(Emitted::Bytes));
     }
-    // The page inlines the charts' SVG; the chart files then take the bytes over.
-    let index = html::run_index(ctx, &charts, &profile_charts, &member_sections).into_bytes();
-    let mut rest = Vec::new();
-    for chart in charts.into_iter().chain(profile_charts) {
-        rest.extend(chart.chart.into_files(&format!("charts/{}", chart.name)));
-    }
-    rest.push(("index.html".into(), index));
-    Ok((data, rest))
+    Ok(Assembled { data, charts, profile_charts, member_sections })
 }
 
 /// The CSV and JSON files of a report folder, in their order; the ones that grow with the fleet

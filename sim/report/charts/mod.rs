@@ -45,7 +45,12 @@ pub struct Chart {
 impl Chart {
     /// The chart as two report files, `<stem>.svg` and `<stem>.png` (e.g. `charts/gantt`).
     pub fn files(&self, stem: &str) -> [ReportFile; 2] {
-        self.clone().into_files(stem)
+        self.borrowed_files(stem).map(|(path, bytes)| (path, bytes.to_vec()))
+    }
+
+    /// [`files`](Self::files) with the bytes borrowed.
+    pub fn borrowed_files(&self, stem: &str) -> [(PathBuf, &[u8]); 2] {
+        [(PathBuf::from(format!("{stem}.svg")), self.svg.as_bytes()), (PathBuf::from(format!("{stem}.png")), &self.png)]
     }
 
     /// [`files`](Self::files) without a copy of the bytes.
