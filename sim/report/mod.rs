@@ -126,7 +126,7 @@ pub fn write_report(ctx: &ReportContext, dir: &Path, replace: Replace) -> anyhow
     // The chart files are written while the page that inlines their SVG is made.
     let (index, charts_written) = rayon::join(
         || assembled.index(ctx),
-        || -> Result<(), OutputError> {
+        || -> Vec<Result<(), OutputError>> {
             let files: Vec<(PathBuf, &[u8])> = assembled
                 .charts
                 .iter()
@@ -136,7 +136,8 @@ pub fn write_report(ctx: &ReportContext, dir: &Path, replace: Replace) -> anyhow
             files.par_iter().map(|(path, bytes)| staging.write(path, bytes)).collect()
         },
     );
-    charts_written?;
+    // The first failure in file order is the one told: the streamed files', then the other data
+    // files', the charts', the page's.
     let mut files = Vec::new();
     for file in assembled.data {
         match file {
@@ -144,8 +145,9 @@ pub fn write_report(ctx: &ReportContext, dir: &Path, replace: Replace) -> anyhow
             Emitted::Streamed(_, written) => written?,
         }
     }
-    files.push(index);
     write_staged(&staging, &files)?;
+    charts_written.into_iter().collect::<Result<(), OutputError>>()?;
+    write_staged(&staging, &[index])?;
     staging.commit()?;
     Ok(())
 }

@@ -322,7 +322,8 @@ pub struct World<'a> {
 struct Heads {
     /// A member's stream position and the head there.
     heads: Vec<(Position, Head)>,
-    /// Bit `m`: `heads[m]` is computed in this replication.
+    /// Bit `m`: the head in `heads[m]` is computed in this replication (its position may be an
+    /// earlier replication's, see `placed`).
     known: Vec<u64>,
     /// The run's name key the positions are of: a position (two hashes of the member's, the
     /// run's and the attempt's keys) is the same in every replication, so it is worked out once
@@ -374,7 +375,9 @@ impl<'a> WorldStart<'a> {
 
 /// The lists a replication's world allocated, emptied for the next replication to fill
 /// ([`World::into_buffers`]), and the answers that hold in every replication: window states are
-/// pure functions of the fleet's calendars and time, so their caches are kept as they are.
+/// pure functions of the fleet's calendars and time, so their caches are kept as they are, and
+/// where members' first-attempt streams start depends only on the member's and the run's names
+/// (`Heads`), so it is kept while the run at that place has the same name.
 #[derive(Default)]
 pub struct WorldBuffers {
     members: Vec<MemberState>,
