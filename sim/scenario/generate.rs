@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Purpose, SeedTree, Stream, name_key};
 use crate::fleet::{KubernetesVersion, MinorVersion, OsSku};
 use crate::world::regions::{self, CATALOG};
+use crate::world::releases::ImageRelease;
 use crate::world::{DurationModel, ReleaseCalendar};
 
 use super::ctx::{Ctx, quoted};
@@ -1016,15 +1017,24 @@ fn draw_member(
         Some(sku) => parse_os_sku(sku, parsed_version).ok(),
         None => parse_os_sku("Ubuntu", parsed_version).ok(),
     };
-    let available = |os: OsSku| calendar.images_available(os.default_image_family(), region, ctx.start);
+    // The images of each drawing pool's OS available in the region, newest first, listed once per
+    // member and OS (listing looks every release of the family up by region).
     let drawing = |pool: &&mut NodePoolDto| pool.node_image_version.is_none();
-    if pools.iter_mut().filter(drawing).filter_map(|pool| os_of(pool)).any(|os| available(os).next().is_some()) {
+    let mut listed: Vec<(OsSku, Vec<&ImageRelease>)> = Vec::new();
+    for os in pools.iter().filter(|pool| pool.node_image_version.is_none()).filter_map(os_of) {
+        if !listed.iter().any(|(listed_os, _)| *listed_os == os) {
+            listed.push((os, calendar.images_available(os.default_image_family(), region, ctx.start).collect()));
+        }
+    }
+    if listed.iter().any(|(_, images)| !images.is_empty()) {
+        let newest_first =
+            |os: OsSku| listed.iter().find(|(listed_os, _)| *listed_os == os).map_or(&[][..], |(_, images)| images);
         let mut age_rng = stream("nodeImageAge");
         for pool in pools.iter_mut().filter(drawing) {
             let Some(os) = os_of(pool) else { continue };
             let age = pick_index(&mut age_rng, &plan.image_age);
-            let newest_first = available(os).count();
-            if let Some(release) = available(os).nth(age.min(newest_first.saturating_sub(1))) {
+            let images = newest_first(os);
+            if let Some(release) = images.get(age.min(images.len().saturating_sub(1))) {
                 pool.node_image_version = Some(release.version.to_string());
             }
         }
