@@ -1463,6 +1463,10 @@ impl UpdateRun {
         let groups = self.dirty_groups(s);
         loop {
             let mut started_in_pass = false;
+            // Whether another pass could start someone: a group that started one and has room
+            // left, or one whose turn started no one. A full stage, and groups at their limit,
+            // inactive or tripped, stay so while members only start: another pass would pass them.
+            let mut another_pass = false;
             for g in groups {
                 let g = g as usize;
                 let stage = &self.stages[s];
@@ -1478,12 +1482,31 @@ impl UpdateRun {
                     if self.failing_at_once {
                         return (true, skipped_any);
                     }
+                    let group = &self.stages[s].groups[g];
+                    another_pass |= group.running < group.max_concurrency;
+                } else {
+                    another_pass = true;
                 }
             }
             if !started_in_pass {
                 return (any, skipped_any);
             }
             any = true;
+            if !another_pass {
+                #[cfg(debug_assertions)]
+                for g in groups {
+                    let stage = &self.stages[s];
+                    let group = &stage.groups[g as usize];
+                    assert!(
+                        stage.running >= stage.max_concurrency
+                            || group.phase != Phase::Active
+                            || group.tripped
+                            || group.running >= group.max_concurrency,
+                        "another pass of scheduling could start a member of group {g}"
+                    );
+                }
+                return (any, skipped_any);
+            }
         }
     }
 
