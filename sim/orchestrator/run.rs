@@ -628,12 +628,7 @@ impl UpdateRun {
                 Phase::Done => false,
             };
             assert!(!step_left, "untouched group {g} of stage {s} has a step left in {:?}", group.phase);
-            let has_room = !blocked
-                && !stage.tripped
-                && stage.running < stage.max_concurrency
-                && group.phase == Phase::Active
-                && !group.tripped
-                && group.running < group.max_concurrency;
+            let has_room = !blocked && !stage.tripped && stage.running < stage.max_concurrency && group.takes_turns();
             if has_room {
                 let candidate = group.members.iter().any(|m| m.state == UpdateState::NotStarted);
                 assert!(!candidate, "untouched group {g} of stage {s} has room and a member to start");
@@ -1020,7 +1015,7 @@ impl UpdateRun {
         if stage.running >= stage.max_concurrency && stage.cap_binds {
             for other in 0..stage.groups.len() {
                 let group = &self.stages[s].groups[other];
-                if group.phase == Phase::Active && !group.tripped && group.running < group.max_concurrency {
+                if group.takes_turns() {
                     self.touch_group(s, other);
                 }
             }
@@ -1473,8 +1468,7 @@ impl UpdateRun {
                 if stage.running >= stage.max_concurrency {
                     break;
                 }
-                let group = &stage.groups[g];
-                if group.phase != Phase::Active || group.tripped || group.running >= group.max_concurrency {
+                if !stage.groups[g].takes_turns() {
                     continue;
                 }
                 if self.turn(s, g, now, poll, facts, out, &mut skipped_any) {
@@ -1482,8 +1476,7 @@ impl UpdateRun {
                     if self.failing_at_once {
                         return (true, skipped_any);
                     }
-                    let group = &self.stages[s].groups[g];
-                    another_pass |= group.running < group.max_concurrency;
+                    another_pass |= self.stages[s].groups[g].takes_turns();
                 } else {
                     another_pass = true;
                 }
@@ -1496,12 +1489,8 @@ impl UpdateRun {
                 #[cfg(debug_assertions)]
                 for g in groups {
                     let stage = &self.stages[s];
-                    let group = &stage.groups[g as usize];
                     assert!(
-                        stage.running >= stage.max_concurrency
-                            || group.phase != Phase::Active
-                            || group.tripped
-                            || group.running >= group.max_concurrency,
+                        stage.running >= stage.max_concurrency || !stage.groups[g as usize].takes_turns(),
                         "another pass of scheduling could start a member of group {g}"
                     );
                 }
@@ -2099,6 +2088,13 @@ impl MemberRt {
 }
 
 impl GroupRt {
+    /// Whether the group takes turns at starting members: active, not tripped and below its
+    /// `maxConcurrency` (SEMANTICS §5.3).
+    #[inline(always)]
+    fn takes_turns(&self) -> bool {
+        self.phase == Phase::Active && !self.tripped && self.running < self.max_concurrency
+    }
+
     /// When member `index`'s current `Pending` spell began (`None` unless it is `Pending`): the
     /// `startTime` the service shows for a `Pending` member.
     pub fn pending_since(&self, index: usize) -> Option<Time> {

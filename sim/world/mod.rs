@@ -1006,10 +1006,7 @@ impl<'a> World<'a> {
         // One stream per attempt gives the failure decision, then the durations; details of a
         // failure (which code, when) come from a second stream made only when needed: a stream
         // costs a block of keystream, and most attempts need one number of it.
-        let mut duration_rng = match head {
-            Some((position, head)) => self.duration_key.stream_from(*position, head),
-            None => self.duration_key.stream(keys),
-        };
+        let mut duration_rng = self.duration_stream(keys, head);
         let failure_draw: f64 = duration_rng.random();
         // Durations: control plane, then pools one after another (aks-models.md §4.1–4.2).
         let model = self.models.duration_for(member);
@@ -1107,10 +1104,7 @@ impl<'a> World<'a> {
                     .spec
                     .kubernetes_version
                     .filter(|t| context.spec.kind.touches_control_plane() && *t > current);
-                let mut duration_rng = match head {
-                    Some((position, head)) => self.duration_key.stream_from(*position, head),
-                    None => self.duration_key.stream(keys),
-                };
+                let mut duration_rng = self.duration_stream(keys, head);
                 let failure_draw: f64 = duration_rng.random();
                 let elapsed = dist.sample(&mut duration_rng);
                 let cp_done = control_plane.map(|_| elapsed);
@@ -1140,6 +1134,15 @@ impl<'a> World<'a> {
                 received_bad_release: false,
                 failed_by_bad_release: false,
             },
+        }
+    }
+
+    /// An attempt's duration stream: from its head when that was computed ahead.
+    #[inline(always)]
+    fn duration_stream(&self, keys: [u64; 3], head: Option<&(Position, Head)>) -> Stream {
+        match head {
+            Some((position, head)) => self.duration_key.stream_from(*position, head),
+            None => self.duration_key.stream(keys),
         }
     }
 
