@@ -588,22 +588,23 @@ impl<'a> Sim<'a> {
     fn start_run(&mut self, run: RunId, now: Time, why: &str) {
         let first = !self.runs[run as usize].is_started();
         match self.runs[run as usize].start(now) {
-            Ok(()) if first => {
-                let members: Vec<MemberId> = self.runs[run as usize]
-                    .stages
-                    .iter()
-                    .flat_map(|s| s.groups.iter().flat_map(|g| g.members.iter().map(|m| m.id)))
-                    .collect();
-                // Only a release marked bad puts a member at risk.
-                if !self.scenario.models.bad_releases.is_empty() {
-                    self.run_facts[run as usize].at_risk =
-                        members.iter().filter(|m| self.world.at_risk(run, **m)).count() as u32;
-                }
-                self.world.run_started(run, &members, now);
-            }
+            Ok(()) if first => self.first_start(run, now),
             Ok(()) => {}
             Err(e) => self.notes.push((now, format!("start {why} ignored: {e}"))),
         }
+    }
+
+    /// A run started for the first time: its members at risk from a release marked bad are
+    /// counted, and the world makes the choices a run makes as it starts ([`World::run_started`]).
+    fn first_start(&mut self, run: RunId, now: Time) {
+        // The members are walked only where needed: a replication of a large fleet need not.
+        let members = self.runs[run as usize].member_ids();
+        // Only a release marked bad puts a member at risk.
+        if !self.scenario.models.bad_releases.is_empty() {
+            self.run_facts[run as usize].at_risk =
+                members.clone().filter(|m| self.world.at_risk(run, *m)).count() as u32;
+        }
+        self.world.run_started(run, members, now);
     }
 
     fn action(&mut self, run: RunId, index: usize, now: Time) {

@@ -640,6 +640,11 @@ impl UpdateRun {
         &self.settings
     }
 
+    /// Its members, stage by stage and group by group.
+    pub fn member_ids(&self) -> impl Iterator<Item = MemberId> + Clone + '_ {
+        self.stages.iter().flat_map(|s| s.groups.iter().flat_map(|g| g.members.iter().map(|m| m.id)))
+    }
+
     pub fn member(&self, slot: Slot) -> &MemberRt {
         &self.stages[slot.stage as usize].groups[slot.group as usize].members[slot.index as usize]
     }

@@ -73,13 +73,7 @@ pub fn simulate_resumed(
     );
     let mut facts = ResumeFacts::default();
     if let Some(start) = started {
-        let members: Vec<MemberId> = sim.runs[0]
-            .stages
-            .iter()
-            .flat_map(|s| s.groups.iter().flat_map(|g| g.members.iter().map(|m| m.id)))
-            .collect();
-        sim.run_facts[0].at_risk = members.iter().filter(|m| sim.world.at_risk(RUN, **m)).count() as u32;
-        sim.world.run_started(RUN, &members, start);
+        sim.first_start(RUN, start);
     }
     for &(slot, member, started) in &restored.running {
         let resumed = sim.world.resume_upgrade(RUN, member, started, now);

@@ -549,7 +549,8 @@ impl<'a> World<'a> {
     /// The run's first start: an auto-upgrade run notes the support window (SEMANTICS §9), and a
     /// `Consistent` selection is made: per image family used by the run's members, the newest
     /// version released in every region of those members (SEMANTICS §8).
-    pub fn run_started(&mut self, run: RunId, members: &[MemberId], now: Time) {
+    /// `members`: the run's members, walked only when a selection is made.
+    pub fn run_started(&mut self, run: RunId, members: impl Iterator<Item = MemberId> + Clone, now: Time) {
         if self.runs[run as usize].spec.auto_upgrade {
             self.runs[run as usize].newest_minor = self.releases.newest_minor(now);
         }
@@ -572,10 +573,10 @@ impl<'a> World<'a> {
             out.sort_unstable();
             out
         }
-        let regions = distinct(members.iter().map(|m| self.fleet[m.index()].region.as_str()));
-        let families = distinct(
-            members.iter().flat_map(|m| self.fleet[m.index()].node_pools.iter().map(|p| p.image_family.as_ref())),
-        );
+        let fleet = self.fleet;
+        let regions = distinct(members.clone().map(|m| fleet[m.index()].region.as_str()));
+        let families =
+            distinct(members.flat_map(|m| fleet[m.index()].node_pools.iter().map(|p| p.image_family.as_ref())));
         let selected = families
             .into_iter()
             .filter_map(|family| {
