@@ -21,6 +21,8 @@ pub mod world;
 /// Loading a generated fleet is mostly small strings and lists made and freed per member, which
 /// mimalloc's per-thread free lists serve at about half the system allocator's cost: loading the
 /// 1,000,000-member speed workload went from 1.2–1.5 µs to 0.6–0.8 µs per member (README "Speed").
+/// It is built not to ask for transparent huge pages (`no_thp` in Cargo.toml): a run's heap is
+/// short-lived and sparsely touched, and a huge page is zeroed whole at its first touch.
 /// Outputs do not depend on the allocator: nothing reads an address. (Feature `mimalloc`, on by
 /// default; the fuzz targets turn it off for the sanitizer's allocator.)
 #[cfg(feature = "mimalloc")]

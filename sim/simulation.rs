@@ -597,7 +597,7 @@ impl<'a> Sim<'a> {
     /// A run started for the first time: its members at risk from a release marked bad are
     /// counted, and the world makes the choices a run makes as it starts ([`World::run_started`]).
     fn first_start(&mut self, run: RunId, now: Time) {
-        // The members are walked only where needed: a replication of a large fleet need not.
+        // The members are walked only for a release marked bad or a `Consistent` selection.
         let members = self.runs[run as usize].member_ids();
         // Only a release marked bad puts a member at risk.
         if !self.scenario.models.bad_releases.is_empty() {

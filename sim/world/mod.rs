@@ -549,6 +549,7 @@ impl<'a> World<'a> {
     /// The run's first start: an auto-upgrade run notes the support window (SEMANTICS §9), and a
     /// `Consistent` selection is made: per image family used by the run's members, the newest
     /// version released in every region of those members (SEMANTICS §8).
+    ///
     /// `members`: the run's members, walked only when a selection is made.
     pub fn run_started(&mut self, run: RunId, members: impl Iterator<Item = MemberId> + Clone, now: Time) {
         if self.runs[run as usize].spec.auto_upgrade {
