@@ -597,9 +597,9 @@ impl<'a> Sim<'a> {
     /// A run started for the first time: its members at risk from a release marked bad are
     /// counted, and the world makes the choices a run makes as it starts ([`World::run_started`]).
     fn first_start(&mut self, run: RunId, now: Time) {
-        // The members are walked only for a release marked bad or a `Consistent` selection.
+        // The members are walked only where needed: only a release marked bad puts a member at
+        // risk, and the world walks them only for a `Consistent` selection.
         let members = self.runs[run as usize].member_ids();
-        // Only a release marked bad puts a member at risk.
         if !self.scenario.models.bad_releases.is_empty() {
             self.run_facts[run as usize].at_risk =
                 members.clone().filter(|m| self.world.at_risk(run, *m)).count() as u32;

@@ -1019,9 +1019,9 @@ fn draw_member(
     };
     // The images of each drawing pool's OS available in the region, newest first, listed once per
     // member and OS (listing looks every release of the family up by region).
-    let drawing = |pool: &&mut NodePoolDto| pool.node_image_version.is_none();
+    let drawing = |pool: &NodePoolDto| pool.node_image_version.is_none();
     let mut listed: Vec<(OsSku, Vec<&ImageRelease>)> = Vec::new();
-    for os in pools.iter().filter(|pool| pool.node_image_version.is_none()).filter_map(os_of) {
+    for os in pools.iter().filter(|pool| drawing(pool)).filter_map(os_of) {
         if !listed.iter().any(|(listed_os, _)| *listed_os == os) {
             listed.push((os, calendar.images_available(os.default_image_family(), region, ctx.start).collect()));
         }
@@ -1030,7 +1030,7 @@ fn draw_member(
         let newest_first =
             |os: OsSku| listed.iter().find(|(listed_os, _)| *listed_os == os).map_or(&[][..], |(_, images)| images);
         let mut age_rng = stream("nodeImageAge");
-        for pool in pools.iter_mut().filter(drawing) {
+        for pool in pools.iter_mut().filter(|pool| drawing(pool)) {
             let Some(os) = os_of(pool) else { continue };
             let age = pick_index(&mut age_rng, &plan.image_age);
             let images = newest_first(os);
