@@ -827,16 +827,60 @@ impl<'a> World<'a> {
     pub fn start_upgrade(&mut self, run: RunId, member: MemberId, attempt: u32, now: Time) -> Started {
         let keys = [self.members[member.index()].name_key, self.runs[run as usize].name_key, u64::from(attempt)];
         let head = (attempt == 1).then(|| self.first_head(run, member));
-        let drawn = match self.models.duration_for(member).member.as_ref() {
+        match self.models.duration_for(member).member.as_ref() {
             Some(dist) if self.runs[run as usize].draws_without_pools => {
-                let drawn = self.draw_without_pools(run, member, now, keys, head.as_ref(), dist);
+                let (duration, control_plane, outcome) =
+                    self.draw_without_pools(run, member, now, keys, head.as_ref(), dist);
+                let from_version = self.members[member.index()].kubernetes_version;
                 // Tests and debug builds hold the shortcut to the general draw (both are pure).
-                debug_assert_eq!(drawn, self.draw_attempt(run, member, now, keys, head.as_ref()));
-                drawn
+                #[cfg(debug_assertions)]
+                {
+                    let flight = InFlight {
+                        run,
+                        member,
+                        started: now,
+                        from_version,
+                        control_plane,
+                        pools: Vec::new(),
+                        outcome: outcome.clone(),
+                        received_bad_release: false,
+                        failed_by_bad_release: false,
+                    };
+                    assert_eq!(Drawn { duration, flight }, self.draw_attempt(run, member, now, keys, head.as_ref()));
+                }
+                // What `begin` does where no release is marked bad, the attempt made in its place.
+                self.set_busy(run, member);
+                let id = self.free_flights.pop().unwrap_or_else(|| {
+                    self.flights.push(None);
+                    (self.flights.len() - 1) as u32
+                });
+                self.flights[id as usize] = Some(InFlight {
+                    run,
+                    member,
+                    started: now,
+                    from_version,
+                    control_plane,
+                    pools: Vec::new(),
+                    outcome,
+                    received_bad_release: false,
+                    failed_by_bad_release: false,
+                });
+                Started { flight: Flight(id), duration, received_bad_release: false }
             }
-            _ => self.draw_attempt(run, member, now, keys, head.as_ref()),
-        };
-        self.begin(run, member, drawn)
+            _ => {
+                let drawn = self.draw_attempt(run, member, now, keys, head.as_ref());
+                self.begin(run, member, drawn)
+            }
+        }
+    }
+
+    /// `member` is busy with `run`'s attempt, unless another run's holds it.
+    #[inline(always)]
+    fn set_busy(&mut self, run: RunId, member: MemberId) {
+        let state = &mut self.members[member.index()];
+        if state.busy_with.is_none() {
+            state.busy_with = Some(run);
+        }
     }
 
     /// The head of `member`'s first-attempt duration stream in `run`, with those of the next
@@ -1096,7 +1140,7 @@ impl<'a> World<'a> {
         keys: [u64; 3],
         head: Option<&(Position, Head)>,
         dist: &DurationDist,
-    ) -> Drawn<'a> {
+    ) -> (Duration, Option<(KubernetesVersion, Duration)>, Outcome) {
         let context = &self.runs[run as usize];
         let current = self.members[member.index()].kubernetes_version;
         let (control_plane, duration, outcome) = match self.refusal(run, member) {
@@ -1123,20 +1167,7 @@ impl<'a> World<'a> {
                 (control_plane.zip(cp_done), duration, outcome)
             }
         };
-        Drawn {
-            duration,
-            flight: InFlight {
-                run,
-                member,
-                started: now,
-                from_version: current,
-                control_plane,
-                pools: Vec::new(),
-                outcome,
-                received_bad_release: false,
-                failed_by_bad_release: false,
-            },
-        }
+        (duration, control_plane, outcome)
     }
 
     /// An attempt's duration stream: from its head when that was computed ahead.
@@ -1314,9 +1345,7 @@ impl<'a> World<'a> {
         // Every member a bad release breaks was exposed to it: one test covers both.
         flight.received_bad_release = !self.models.bad_releases.is_empty()
             && self.exposes_bad_release(member, flight.control_plane.map(|c| c.0), &flight.pools);
-        if self.members[member.index()].busy_with.is_none() {
-            self.members[member.index()].busy_with = Some(run);
-        }
+        self.set_busy(run, member);
         let received_bad_release = flight.received_bad_release;
         let id = match self.free_flights.pop() {
             Some(id) => {
