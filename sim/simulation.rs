@@ -635,10 +635,10 @@ impl<'a> Sim<'a> {
     }
 
     fn schedule(&mut self, run: RunId, now: Time) {
-        let mut commands = std::mem::take(&mut self.commands);
-        self.runs[run as usize].advance(now, &mut self.world, &mut commands);
-        for command in commands.drain(..) {
-            match command {
+        self.runs[run as usize].advance(now, &mut self.world, &mut self.commands);
+        // By index: the list stays in place (its buffer is kept) while the commands are carried out.
+        for i in 0..self.commands.len() {
+            match self.commands[i] {
                 Command::Start { slot, member } => {
                     let attempt = self.runs[run as usize].member(slot).attempts;
                     let started = self.world.start_upgrade(run, member, attempt, now);
@@ -662,7 +662,7 @@ impl<'a> Sim<'a> {
                 }
             }
         }
-        self.commands = commands;
+        self.commands.clear();
     }
 
     /// Where the member of attempt `flight` is in its run, for the attempt's completion event.

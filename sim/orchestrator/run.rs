@@ -72,7 +72,7 @@ pub enum Timer {
 }
 
 /// What the caller must do after a call into the run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Command {
     /// The member goes `Running`: simulate its upgrade and report back with `member_finished`.
     Start {
@@ -2054,7 +2054,10 @@ fn change_member_state<'g>(
         group.ranking.on_state_change(slot.index, member.state, state);
     }
     member.state = state;
-    member.note = note;
+    // Most changes have no note and replace none: nothing to drop or copy.
+    if !(note.is_empty() && member.note.is_empty()) {
+        member.note = note;
+    }
     member
 }
 
