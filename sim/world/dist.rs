@@ -25,6 +25,22 @@ pub enum DurationDist {
     },
 }
 
+/// `seconds` rounded half away from zero, at least 1: `seconds.round().max(1.0) as i64`. Below
+/// 2^52 the rounding is done on the integer part, which the processor truncates in one
+/// instruction, where `f64::round` is a library call on x86-64 processors without SSE4.1 (the
+/// baseline target); larger, negative and non-finite values take `round` itself.
+#[inline(always)]
+fn whole_seconds(seconds: f64) -> i64 {
+    if (0.0..4_503_599_627_370_496.0).contains(&seconds) {
+        // Both exact: the integer part of a value below 2^52, and what is left of it.
+        let whole = seconds as i64;
+        let rounded = if seconds - whole as f64 >= 0.5 { whole + 1 } else { whole };
+        rounded.max(1)
+    } else {
+        seconds.round().max(1.0) as i64
+    }
+}
+
 impl DurationDist {
     /// The log-normal distribution with this median and 90th percentile.
     pub fn log_normal(median: Duration, p90: Duration) -> DurationDist {
@@ -41,7 +57,7 @@ impl DurationDist {
             DurationDist::LogNormal { median, sigma, .. } => {
                 let median_s = median.as_seconds().max(1) as f64;
                 let z: f64 = StandardNormal.sample(rng);
-                Duration((median_s * (sigma * z).exp()).round().max(1.0) as i64)
+                Duration(whole_seconds(median_s * (sigma * z).exp()))
             }
             DurationDist::Uniform { min, max } => {
                 let (lo, hi) = (min.as_seconds(), max.as_seconds().max(min.as_seconds()));
@@ -59,7 +75,7 @@ impl DurationDist {
                 let mut total = 0;
                 for _ in 0..n {
                     let z: f64 = StandardNormal.sample(rng);
-                    total += (median_s * (sigma * z).exp()).round().max(1.0) as i64;
+                    total += whole_seconds(median_s * (sigma * z).exp());
                 }
                 Duration(total)
             }
@@ -102,6 +118,42 @@ mod tests {
         let expected = (0..7).fold(Duration::ZERO, |sum, _| sum + dist.sample(&mut one_by_one));
         let mut at_once = tree.stream(Purpose::UpgradeDuration, [1, 2, 3]);
         assert_eq!(dist.sample_sum(&mut at_once, 7), expected);
+    }
+
+    #[test]
+    fn whole_seconds_is_round_at_least_one() {
+        let edges = [
+            0.0,
+            -0.0,
+            0.49999999999999994,
+            0.5,
+            0.5000000000000001,
+            1.0,
+            1.4999999999999998,
+            1.5,
+            2.5,
+            1e-300,
+            599.5,
+            12_345.499999999998,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9.3e18,
+            1e300,
+            -3.5,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ];
+        let mut rng = SeedTree::new(5, 0).stream(Purpose::UpgradeDuration, [0, 0, 0]);
+        let drawn = (0..100_000).map(|_| {
+            let z: f64 = StandardNormal.sample(&mut rng);
+            2400.0 * (0.4 * z).exp()
+        });
+        for seconds in edges.into_iter().chain(drawn) {
+            assert_eq!(whole_seconds(seconds), seconds.round().max(1.0) as i64, "{seconds:e}");
+        }
     }
 
     #[test]
