@@ -832,29 +832,7 @@ impl<'a> World<'a> {
                 let (duration, control_plane, outcome) =
                     self.draw_without_pools(run, member, now, keys, head.as_ref(), dist);
                 let from_version = self.members[member.index()].kubernetes_version;
-                // Tests and debug builds hold the shortcut to the general draw (both are pure).
-                #[cfg(debug_assertions)]
-                {
-                    let flight = InFlight {
-                        run,
-                        member,
-                        started: now,
-                        from_version,
-                        control_plane,
-                        pools: Vec::new(),
-                        outcome: outcome.clone(),
-                        received_bad_release: false,
-                        failed_by_bad_release: false,
-                    };
-                    assert_eq!(Drawn { duration, flight }, self.draw_attempt(run, member, now, keys, head.as_ref()));
-                }
-                // What `begin` does where no release is marked bad, the attempt made in its place.
-                self.set_busy(run, member);
-                let id = self.free_flights.pop().unwrap_or_else(|| {
-                    self.flights.push(None);
-                    (self.flights.len() - 1) as u32
-                });
-                self.flights[id as usize] = Some(InFlight {
+                let flight = |outcome| InFlight {
                     run,
                     member,
                     started: now,
@@ -864,7 +842,19 @@ impl<'a> World<'a> {
                     outcome,
                     received_bad_release: false,
                     failed_by_bad_release: false,
+                };
+                // Tests and debug builds hold the shortcut to the general draw (both are pure).
+                debug_assert_eq!(
+                    Drawn { duration, flight: flight(outcome.clone()) },
+                    self.draw_attempt(run, member, now, keys, head.as_ref())
+                );
+                // What `begin` does where no release is marked bad, the attempt made in its place.
+                self.set_busy(run, member);
+                let id = self.free_flights.pop().unwrap_or_else(|| {
+                    self.flights.push(None);
+                    (self.flights.len() - 1) as u32
                 });
+                self.flights[id as usize] = Some(flight(outcome));
                 Started { flight: Flight(id), duration, received_bad_release: false }
             }
             _ => {
