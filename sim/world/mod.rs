@@ -850,10 +850,7 @@ impl<'a> World<'a> {
                 );
                 // What `begin` does where no release is marked bad, the attempt made in its place.
                 self.set_busy(run, member);
-                let id = self.free_flights.pop().unwrap_or_else(|| {
-                    self.flights.push(None);
-                    (self.flights.len() - 1) as u32
-                });
+                let id = self.free_place();
                 self.flights[id as usize] = Some(flight(outcome));
                 Started { flight: Flight(id), duration, received_bad_release: false }
             }
@@ -862,6 +859,15 @@ impl<'a> World<'a> {
                 self.begin(run, member, drawn)
             }
         }
+    }
+
+    /// An empty place in the list of attempts under way: a finished attempt's, or a new one.
+    #[inline(always)]
+    fn free_place(&mut self) -> u32 {
+        self.free_flights.pop().unwrap_or_else(|| {
+            self.flights.push(None);
+            (self.flights.len() - 1) as u32
+        })
     }
 
     /// `member` is busy with `run`'s attempt, unless another run's holds it.
@@ -1337,16 +1343,8 @@ impl<'a> World<'a> {
             && self.exposes_bad_release(member, flight.control_plane.map(|c| c.0), &flight.pools);
         self.set_busy(run, member);
         let received_bad_release = flight.received_bad_release;
-        let id = match self.free_flights.pop() {
-            Some(id) => {
-                self.flights[id as usize] = Some(flight);
-                id
-            }
-            None => {
-                self.flights.push(Some(flight));
-                (self.flights.len() - 1) as u32
-            }
-        };
+        let id = self.free_place();
+        self.flights[id as usize] = Some(flight);
         Started { flight: Flight(id), duration, received_bad_release }
     }
 
