@@ -127,10 +127,10 @@ fn open(chromium: &Path, page: &Path, work: &Path) -> Rendered {
 
 /// Width, height and RGB pixels of a PNG.
 fn pixels(png_bytes: &[u8]) -> (u32, u32, Vec<[u8; 3]>) {
-    let mut decoder = png::Decoder::new(png_bytes);
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
     let mut reader = decoder.read_info().expect("a PNG screenshot");
-    let mut buffer = vec![0; reader.output_buffer_size()];
+    let mut buffer = vec![0; reader.output_buffer_size().expect("a PNG screenshot of a size that fits in memory")];
     let info = reader.next_frame(&mut buffer).expect("PNG pixels");
     let channels = info.color_type.samples();
     let rgb = buffer[..info.buffer_size()]

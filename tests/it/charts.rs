@@ -96,9 +96,9 @@ const CHARTS: [&str; 4] = ["gantt", "completion", "concurrency", "pending"];
 
 /// Width and height of a PNG, and whether it has more than one colour.
 pub fn png_facts(bytes: &[u8]) -> (u32, u32, bool) {
-    let decoder = png::Decoder::new(bytes);
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     let mut reader = decoder.read_info().expect("a PNG header");
-    let mut pixels = vec![0; reader.output_buffer_size()];
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a PNG of a size that fits in memory")];
     let info = reader.next_frame(&mut pixels).expect("PNG pixels");
     let data = &pixels[..info.buffer_size()];
     let first = &data[..3];

@@ -144,8 +144,7 @@ fn encode_png(rgb: &[u8], w: u32, h: u32) -> anyhow::Result<Vec<u8>> {
         encoder.set_color(png::ColorType::Rgb);
         encoder.set_depth(png::BitDepth::Eight);
         encoder.set_compression(png::Compression::Fast);
-        encoder.set_filter(png::FilterType::Paeth);
-        encoder.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
+        encoder.set_filter(png::Filter::Paeth);
         let mut writer = encoder.write_header()?;
         writer.write_image_data(rgb)?;
         writer.finish()?;
