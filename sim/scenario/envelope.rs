@@ -55,11 +55,15 @@ pub fn unwrap_scenario(doc: &mut Value) -> (Moves, Vec<Problem>) {
     for (list, what) in [("updateRuns", Kind::Run), ("autoUpgradeProfiles", Kind::Profile), ("members", Kind::Member)] {
         let Some(Value::Array(items)) = root.get_mut(list) else { continue };
         for (i, item) in items.iter_mut().enumerate() {
-            let path = join(&format!("/{list}"), i);
             let Value::Object(map) = item else { continue };
-            merge_properties(map, &path, &mut moves, &mut problems);
+            // An item's pointer is made only where an envelope is taken off: a fleet imported from
+            // Azure has thousands of members, given bare.
+            let path = || join(&format!("/{list}"), i);
+            if has_properties(map) {
+                merge_properties(map, &path(), &mut moves, &mut problems);
+            }
             if what == Kind::Member {
-                unwrap_member(map, &path, &mut moves, &mut problems);
+                unwrap_member(map, path, &mut moves, &mut problems);
             }
         }
     }
@@ -104,24 +108,31 @@ pub fn unwrap_strategy(
     }
 }
 
-fn unwrap_member(map: &mut Map<String, Value>, path: &str, moves: &mut Moves, problems: &mut Vec<Problem>) {
+/// A member's pools and maintenance windows; `path` makes the member's pointer, for what has an
+/// envelope.
+fn unwrap_member(
+    map: &mut Map<String, Value>,
+    path: impl Fn() -> String,
+    moves: &mut Moves,
+    problems: &mut Vec<Problem>,
+) {
     if let Some(Value::Array(pools)) = map.get_mut("nodePools") {
         for (j, pool) in pools.iter_mut().enumerate() {
-            if let Value::Object(pool) = pool {
+            if let Value::Object(pool) = pool
+                && has_properties(pool)
+            {
                 // An agent pool resource's own `type` (`Microsoft.ContainerService/managedClusters/
                 // agentPools`) is read-only; `properties.type` is the pool's (`VirtualMachineScaleSets`).
-                if pool.get("properties").is_some_and(Value::is_object)
-                    && pool.get("type").and_then(Value::as_str).is_some_and(|t| t.contains('/'))
-                {
+                if pool.get("type").and_then(Value::as_str).is_some_and(|t| t.contains('/')) {
                     pool.remove("type");
                 }
-                merge_properties(pool, &join(&join(path, "nodePools"), j), moves, problems);
+                merge_properties(pool, &join(&join(&path(), "nodePools"), j), moves, problems);
             }
         }
     }
     for field in [AUTO_UPGRADE_SCHEDULE, NODE_OS_UPGRADE_SCHEDULE] {
         if let Some(Value::Object(window)) = map.get_mut(field) {
-            unwrap_window(window, &join(path, field), field, moves, problems);
+            unwrap_window(window, &join(&path(), field), field, moves, problems);
         }
     }
 }
@@ -172,11 +183,16 @@ pub fn unwrap_window(
 
 /// The ARM form: the object's `properties` merged into it.
 pub fn merge_properties(map: &mut Map<String, Value>, path: &str, moves: &mut Moves, problems: &mut Vec<Problem>) {
-    if let Some(Value::Object(_)) = map.get("properties")
+    if has_properties(map)
         && let Some(Value::Object(inner)) = map.remove("properties")
     {
         lift(map, inner, path, &join(path, "properties"), moves, problems);
     }
+}
+
+/// Whether an object is in the ARM form: its fields in a `properties` object.
+fn has_properties(map: &Map<String, Value>) -> bool {
+    map.get("properties").is_some_and(Value::is_object)
 }
 
 fn lift(

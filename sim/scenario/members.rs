@@ -243,7 +243,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
     for (key, value) in &m.labels {
         let label_path = || join(&join(path, "labels"), key);
         if is_fleet_label(key) {
-            check_fleet_label(ctx, m, cluster.as_ref(), key, value, &label_path());
+            check_fleet_label(ctx, m, cluster.as_ref(), key, value, label_path);
             continue;
         }
         if let Err(e) = validate_label_key(key) {
@@ -327,25 +327,35 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
 
 /// A `fleet.azure.com/*` label the scenario sets: the service owns it, so only the value it would
 /// show is accepted (regions compare as Azure compares them: `East US` = `eastus`).
-fn check_fleet_label(ctx: &mut Ctx, m: &MemberDto, cluster: Option<&ClusterRef>, key: &str, value: &str, path: &str) {
+///
+/// `path` makes the label's JSON pointer, only for a problem: a member imported from Azure carries
+/// five of these labels, and a key's `/` is escaped in a pointer.
+fn check_fleet_label(
+    ctx: &mut Ctx,
+    m: &MemberDto,
+    cluster: Option<&ClusterRef>,
+    key: &str,
+    value: &str,
+    path: impl FnOnce() -> String,
+) {
     let expected = match key {
         FLEET_LOCATION => {
             if normalize_region(value) == normalize_region(&m.region) {
                 return;
             }
-            m.region.clone()
+            m.region.as_str()
         }
-        FLEET_MEMBER_NAME => m.name.clone(),
-        FLEET_CLUSTER_NAME => cluster.map_or(m.name.clone(), |c| c.name.clone()),
-        FLEET_RESOURCE_GROUP => cluster.map_or(DEFAULT_RESOURCE_GROUP.to_string(), |c| c.resource_group.clone()),
-        _ => cluster.map_or(DEFAULT_SUBSCRIPTION_ID.to_string(), |c| c.subscription_id.clone()),
+        FLEET_MEMBER_NAME => m.name.as_str(),
+        FLEET_CLUSTER_NAME => cluster.map_or(m.name.as_str(), |c| c.name.as_str()),
+        FLEET_RESOURCE_GROUP => cluster.map_or(DEFAULT_RESOURCE_GROUP, |c| c.resource_group.as_str()),
+        _ => cluster.map_or(DEFAULT_SUBSCRIPTION_ID, |c| c.subscription_id.as_str()),
     };
     // ARM names and ids compare case-insensitively; member names are lowercase already.
-    let same = if key == FLEET_MEMBER_NAME { value == expected } else { value.eq_ignore_ascii_case(&expected) };
+    let same = if key == FLEET_MEMBER_NAME { value == expected } else { value.eq_ignore_ascii_case(expected) };
     if !same {
         ctx.err(
-            path,
-            format!("{key} is set by Fleet Manager: for this member it is {}, not {} (remove it, or give the service's value)", echo(&expected), echo(value)),
+            path(),
+            format!("{key} is set by Fleet Manager: for this member it is {}, not {} (remove it, or give the service's value)", echo(expected), echo(value)),
         );
     }
 }
