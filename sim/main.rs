@@ -293,20 +293,41 @@ fn clean_up_on_signals() {}
 fn load(path: &Path, seed: Option<u64>) -> Result<scenario::Scenario, Failure> {
     scenario::load_file(path, seed).map_err(|e| match e {
         LoadError::Io(message) => Failure::Invalid(vec![message]),
-        LoadError::Invalid(problems) => {
-            Failure::Invalid(problems.iter().map(|p| format!("{}: {p}", path.display())).collect())
-        }
+        LoadError::Invalid(problems) => Failure::Invalid(problem_lines(path, &problems)),
     })
+}
+
+/// The problems of the file at `path`, one line each.
+fn problem_lines(path: &Path, problems: &[scenario::Problem]) -> Vec<String> {
+    problems.iter().map(|p| format!("{}: {p}", path.display())).collect()
+}
+
+/// The file at `path` parsed once, and its kind told from its keys; text that does not parse is
+/// told from the keys before the error (a sweep or tune file is named as such, however broken). The
+/// text is not kept: a large fleet's text is as large as the fleet.
+fn read_document(path: &Path) -> Result<(Result<serde_json::Value, scenario::Problem>, sweep::FileKind), Failure> {
+    let text = read_text(path)?;
+    let parsed = scenario::parse_json(&text);
+    let kind = match &parsed {
+        Ok(value) => sweep::FileKind::of_value(value),
+        Err(_) => sweep::file_kind(&text),
+    };
+    Ok((parsed, kind))
+}
+
+fn read_text(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| Failure::Invalid(vec![format!("{}: cannot read: {e}", path.display())]))
 }
 
 fn run(args: RunArgs) -> Result<(), Failure> {
     let path = args.scenario.as_path();
     let shown = path.display();
-    match std::fs::read_to_string(path).map(|text| sweep::file_kind(&text)) {
-        Ok(sweep::FileKind::Sweep) => {
+    let (parsed, kind) = read_document(path)?;
+    match kind {
+        sweep::FileKind::Sweep => {
             return Err(Failure::Invalid(vec![format!("{shown}: a sweep file: run it with `fleetsim sweep {shown}`")]));
         }
-        Ok(sweep::FileKind::Tune) => {
+        sweep::FileKind::Tune => {
             return Err(Failure::Invalid(vec![format!("{shown}: a tune file: run it with `fleetsim tune {shown}`")]));
         }
         _ => {}
@@ -314,7 +335,11 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     // A fleet written to standard output is not mixed with the run summary.
     let quiet = args.quiet || args.dump_fleet.as_deref() == Some(Path::new("-"));
     let (scenario, fleet) = match &args.dump_fleet {
-        None => (load(path, args.seed)?, Vec::new()),
+        None => (
+            scenario::from_parsed(parsed, args.seed)
+                .map_err(|problems| Failure::Invalid(problem_lines(path, &problems)))?,
+            Vec::new(),
+        ),
         Some(_) => load_with_fleet(path, args.seed)?,
     };
     let out = args.out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
@@ -423,10 +448,8 @@ fn load_with_fleet(
     path: &Path,
     seed: Option<u64>,
 ) -> Result<(scenario::Scenario, Vec<scenario::dto::MemberDto>), Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Invalid(vec![format!("{}: cannot read: {e}", path.display())]))?;
-    scenario::parse_str_with_fleet(&text, seed)
-        .map_err(|problems| Failure::Invalid(problems.iter().map(|p| format!("{}: {p}", path.display())).collect()))
+    let text = read_text(path)?;
+    scenario::parse_str_with_fleet(&text, seed).map_err(|problems| Failure::Invalid(problem_lines(path, &problems)))
 }
 
 /// Writes the fleet whole or not at all ([`output::write_file`]), or to standard output.
@@ -476,7 +499,15 @@ fn dump_fleet(target: &Path, fleet: &[scenario::dto::MemberDto]) -> Result<(), F
 fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
     let mut lines = Vec::new();
     for file in files {
-        if std::fs::read_to_string(file).is_ok_and(|text| sweep::file_kind(&text) == sweep::FileKind::Tune) {
+        let (parsed, kind) = match read_document(file) {
+            Ok(document) => document,
+            Err(Failure::Invalid(mut l)) => {
+                lines.append(&mut l);
+                continue;
+            }
+            Err(other) => return Err(other),
+        };
+        if kind == sweep::FileKind::Tune {
             match fleetsim::tune::load(file) {
                 Ok(plan) => say!(
                     "{}: valid tune file \"{}\": {} candidates{} × {} worlds of scenario \"{}\", run \"{}\", budget {} simulations",
@@ -500,7 +531,7 @@ fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
             }
             continue;
         }
-        if std::fs::read_to_string(file).is_ok_and(|text| sweep::is_sweep_text(&text)) {
+        if kind == sweep::FileKind::Sweep {
             match sweep::load(file) {
                 Ok(plan) => {
                     let warnings: Vec<String> = plan.warnings().iter().map(|w| w.to_string()).collect();
@@ -523,7 +554,7 @@ fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
             }
             continue;
         }
-        match load(file, None) {
+        match scenario::from_parsed(parsed, None) {
             Ok(s) => {
                 let warnings: Vec<String> =
                     scenario::warnings::warnings(&s).iter().map(|w| format!("{}: {w}", file.display())).collect();
@@ -541,8 +572,7 @@ fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
                 );
                 warn.check(warnings)?;
             }
-            Err(Failure::Invalid(mut l)) => lines.append(&mut l),
-            Err(other) => return Err(other),
+            Err(problems) => lines.extend(problem_lines(file, &problems)),
         }
     }
     if lines.is_empty() { Ok(()) } else { Err(Failure::Invalid(lines)) }

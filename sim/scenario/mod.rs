@@ -284,7 +284,12 @@ pub fn describe_json_error(e: &serde_json::Error) -> String {
 
 /// Parses and validates a scenario.
 pub fn parse_str(text: &str, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
-    from_owned(parse_json(text).map_err(|p| vec![p])?, seed_override)
+    from_parsed(parse_json(text), seed_override)
+}
+
+/// Validates a scenario that [`parse_json`] read (or the problem it found).
+pub fn from_parsed(parsed: Result<Value, Problem>, seed_override: Option<u64>) -> Result<Scenario, Vec<Problem>> {
+    from_owned(parsed.map_err(|p| vec![p])?, seed_override)
 }
 
 /// Parses and validates a scenario, and returns its whole fleet (explicit and generated members) in
