@@ -334,14 +334,11 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     }
     // A fleet written to standard output is not mixed with the run summary.
     let quiet = args.quiet || args.dump_fleet.as_deref() == Some(Path::new("-"));
-    let (scenario, fleet) = match &args.dump_fleet {
-        None => (
-            scenario::from_parsed(parsed, args.seed)
-                .map_err(|problems| Failure::Invalid(problem_lines(path, &problems)))?,
-            Vec::new(),
-        ),
-        Some(_) => load_with_fleet(path, args.seed)?,
+    let loaded = match &args.dump_fleet {
+        None => scenario::from_parsed(parsed, args.seed).map(|scenario| (scenario, Vec::new())),
+        Some(_) => scenario::from_parsed_with_fleet(parsed, args.seed),
     };
+    let (scenario, fleet) = loaded.map_err(|problems| Failure::Invalid(problem_lines(path, &problems)))?;
     let out = args.out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
     let replace = if args.force { report::Replace::AnyFolder } else { report::Replace::Reports };
     // Before anything is simulated or written: a folder fleetsim may not replace is refused at once.
@@ -442,14 +439,6 @@ fn say_line(text: &str) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{text}");
-}
-
-fn load_with_fleet(
-    path: &Path,
-    seed: Option<u64>,
-) -> Result<(scenario::Scenario, Vec<scenario::dto::MemberDto>), Failure> {
-    let text = read_text(path)?;
-    scenario::parse_str_with_fleet(&text, seed).map_err(|problems| Failure::Invalid(problem_lines(path, &problems)))
 }
 
 /// Writes the fleet whole or not at all ([`output::write_file`]), or to standard output.
@@ -624,11 +613,8 @@ fn export(path: &Path, name: Option<&str>, out: Option<PathBuf>) -> Result<(), F
     }
     let path = if path.is_dir() { path.join("recommendation.json") } else { path.to_path_buf() };
     let path = path.as_path();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Invalid(vec![format!("{}: cannot read: {e}", path.display())]))?;
-    let invalid = |problems: Vec<scenario::Problem>| {
-        Failure::Invalid(problems.iter().map(|p| format!("{}: {p}", path.display())).collect())
-    };
+    let text = read_text(path)?;
+    let invalid = |problems: Vec<scenario::Problem>| Failure::Invalid(problem_lines(path, &problems));
     if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text)
         && fleetsim::azure::export::is_recommendation(&value)
     {

@@ -56,12 +56,10 @@ pub fn unwrap_scenario(doc: &mut Value) -> (Moves, Vec<Problem>) {
         let Some(Value::Array(items)) = root.get_mut(list) else { continue };
         for (i, item) in items.iter_mut().enumerate() {
             let Value::Object(map) = item else { continue };
-            // An item's pointer is made only where an envelope is taken off: a fleet imported from
-            // Azure has thousands of members, given bare.
+            // An item's pointer is made only where an envelope is taken off or a maintenance window
+            // looked into: a fleet imported from Azure has thousands of members, most given bare.
             let path = || join(&format!("/{list}"), i);
-            if has_properties(map) {
-                merge_properties(map, &path(), &mut moves, &mut problems);
-            }
+            merge_properties_at(map, path, &mut moves, &mut problems);
             if what == Kind::Member {
                 unwrap_member(map, path, &mut moves, &mut problems);
             }
@@ -108,8 +106,8 @@ pub fn unwrap_strategy(
     }
 }
 
-/// A member's pools and maintenance windows; `path` makes the member's pointer, for what has an
-/// envelope.
+/// A member's pools and maintenance windows; `path` makes the member's pointer, for a pool with an
+/// envelope and for a maintenance window.
 fn unwrap_member(
     map: &mut Map<String, Value>,
     path: impl Fn() -> String,
@@ -118,15 +116,15 @@ fn unwrap_member(
 ) {
     if let Some(Value::Array(pools)) = map.get_mut("nodePools") {
         for (j, pool) in pools.iter_mut().enumerate() {
-            if let Value::Object(pool) = pool
-                && has_properties(pool)
-            {
+            if let Value::Object(pool) = pool {
                 // An agent pool resource's own `type` (`Microsoft.ContainerService/managedClusters/
                 // agentPools`) is read-only; `properties.type` is the pool's (`VirtualMachineScaleSets`).
-                if pool.get("type").and_then(Value::as_str).is_some_and(|t| t.contains('/')) {
+                if pool.get("properties").is_some_and(Value::is_object)
+                    && pool.get("type").and_then(Value::as_str).is_some_and(|t| t.contains('/'))
+                {
                     pool.remove("type");
                 }
-                merge_properties(pool, &join(&join(&path(), "nodePools"), j), moves, problems);
+                merge_properties_at(pool, || join(&join(&path(), "nodePools"), j), moves, problems);
             }
         }
     }
@@ -183,16 +181,22 @@ pub fn unwrap_window(
 
 /// The ARM form: the object's `properties` merged into it.
 pub fn merge_properties(map: &mut Map<String, Value>, path: &str, moves: &mut Moves, problems: &mut Vec<Problem>) {
-    if has_properties(map)
-        && let Some(Value::Object(inner)) = map.remove("properties")
-    {
-        lift(map, inner, path, &join(path, "properties"), moves, problems);
-    }
+    merge_properties_at(map, || path.to_string(), moves, problems);
 }
 
-/// Whether an object is in the ARM form: its fields in a `properties` object.
-fn has_properties(map: &Map<String, Value>) -> bool {
-    map.get("properties").is_some_and(Value::is_object)
+/// [`merge_properties`] with the object's pointer made by `path`, only if there is an envelope.
+fn merge_properties_at(
+    map: &mut Map<String, Value>,
+    path: impl FnOnce() -> String,
+    moves: &mut Moves,
+    problems: &mut Vec<Problem>,
+) {
+    if let Some(Value::Object(_)) = map.get("properties")
+        && let Some(Value::Object(inner)) = map.remove("properties")
+    {
+        let path = path();
+        lift(map, inner, &path, &join(&path, "properties"), moves, problems);
+    }
 }
 
 fn lift(

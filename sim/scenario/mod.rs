@@ -298,7 +298,15 @@ pub fn parse_str_with_fleet(
     text: &str,
     seed_override: Option<u64>,
 ) -> Result<(Scenario, Vec<dto::MemberDto>), Vec<Problem>> {
-    let (dto, moves) = parse_dto(text)?;
+    from_parsed_with_fleet(parse_json(text), seed_override)
+}
+
+/// [`from_parsed`], with the whole fleet as [`parse_str_with_fleet`] gives it.
+pub fn from_parsed_with_fleet(
+    parsed: Result<Value, Problem>,
+    seed_override: Option<u64>,
+) -> Result<(Scenario, Vec<dto::MemberDto>), Vec<Problem>> {
+    let (dto, moves) = dto_from_owned(parsed.map_err(|p| vec![p])?)?;
     build::build_with_fleet(&dto, seed_override).map_err(|p| moves.locate(p))
 }
 
