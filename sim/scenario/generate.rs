@@ -22,7 +22,6 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{Purpose, SeedTree, Stream, name_key};
 use crate::fleet::{KubernetesVersion, MinorVersion, OsSku};
 use crate::world::regions::{self, CATALOG};
-use crate::world::releases::ImageRelease;
 use crate::world::{DurationModel, ReleaseCalendar};
 
 use super::ctx::{Ctx, quoted};
@@ -656,7 +655,8 @@ fn draw_window(rng: &mut Stream, templates: &[(f64, Template)], places: &Placeho
 /// How a version key of `kubernetesVersions` resolves.
 #[derive(Clone, Debug)]
 enum VersionKey {
-    Exact(String),
+    /// The version as a member's DTO gives it, and read.
+    Exact(String, Option<KubernetesVersion>),
     /// The newest patch of this minor available in the member's region at the start.
     Minor(MinorVersion),
 }
@@ -742,7 +742,9 @@ fn plan<'g>(
     for key in dto.kubernetes_versions.keys() {
         let key_path = join(&versions_path, key);
         if let Ok(v) = KubernetesVersion::parse(key) {
-            versions.insert(key.clone(), VersionKey::Exact(v.to_string()));
+            let text = v.to_string();
+            let parsed = KubernetesVersion::parse(&text).ok();
+            versions.insert(key.clone(), VersionKey::Exact(text, parsed));
         } else if let Ok(minor) = MinorVersion::parse(key) {
             if !calendar.kubernetes.iter().any(|r| r.version.minor_version() == minor) {
                 ctx.err(
@@ -958,17 +960,24 @@ fn draw_member(
             labels
         });
     let version_key = pick_own(|| stream("kubernetesVersion"), &plan.dto.kubernetes_versions).unwrap_or_default();
-    let kubernetes_version = match plan.versions.get(version_key) {
-        Some(VersionKey::Exact(v)) => v.clone(),
-        Some(VersionKey::Minor(minor)) => {
-            let newest = calendar.kubernetes_available(region, ctx.start).find(|r| r.version.minor_version() == *minor);
-            // Not yet in this region: the oldest listed patch of the minor.
-            let fallback = || calendar.kubernetes.iter().find(|r| r.version.minor_version() == *minor);
-            newest.or_else(fallback).map_or_else(|| format!("{minor}.0"), |r| r.version.to_string())
+    // An exact version was read once, by the plan.
+    let (kubernetes_version, parsed_version) = match plan.versions.get(version_key) {
+        Some(VersionKey::Exact(text, parsed)) => (text.clone(), *parsed),
+        other => {
+            let text = match other {
+                Some(VersionKey::Minor(minor)) => {
+                    let newest =
+                        calendar.kubernetes_available(region, ctx.start).find(|r| r.version.minor_version() == *minor);
+                    // Not yet in this region: the oldest listed patch of the minor.
+                    let fallback = || calendar.kubernetes.iter().find(|r| r.version.minor_version() == *minor);
+                    newest.or_else(fallback).map_or_else(|| format!("{minor}.0"), |r| r.version.to_string())
+                }
+                _ => version_key.to_string(),
+            };
+            let parsed = KubernetesVersion::parse(&text).ok();
+            (text, parsed)
         }
-        None => version_key.to_string(),
     };
-    let parsed_version = KubernetesVersion::parse(&kubernetes_version).ok();
     let mut pool_rng = stream("nodePools");
     // No pool list or model: the default pool, as a member without `nodePools` has it.
     let default_pool = plan.dto.node_pools.is_none();
@@ -1017,24 +1026,24 @@ fn draw_member(
         Some(sku) => parse_os_sku(sku, parsed_version).ok(),
         None => parse_os_sku("Ubuntu", parsed_version).ok(),
     };
-    // The images of each drawing pool's OS available in the region, newest first, listed once per
-    // member and OS (listing looks every release of the family up by region).
+    // The images of a drawing pool's OS available in the region, newest first. They are read only
+    // as far as the age drawn (a family lists every weekly image, and a member takes one of the
+    // newest few): listing them all would look every release up by region, for every member.
     let drawing = |pool: &NodePoolDto| pool.node_image_version.is_none();
-    let mut listed: Vec<(OsSku, Vec<&ImageRelease>)> = Vec::new();
+    let newest_first = |os: OsSku| calendar.images_available(os.default_image_family(), region, ctx.start);
+    let mut oses: Vec<OsSku> = Vec::new();
     for os in pools.iter().filter(|pool| drawing(pool)).filter_map(os_of) {
-        if !listed.iter().any(|(listed_os, _)| *listed_os == os) {
-            listed.push((os, calendar.images_available(os.default_image_family(), region, ctx.start).collect()));
+        if !oses.contains(&os) {
+            oses.push(os);
         }
     }
-    if listed.iter().any(|(_, images)| !images.is_empty()) {
-        let newest_first =
-            |os: OsSku| listed.iter().find(|(listed_os, _)| *listed_os == os).map_or(&[][..], |(_, images)| images);
+    if oses.iter().any(|&os| newest_first(os).next().is_some()) {
         let mut age_rng = stream("nodeImageAge");
         for pool in pools.iter_mut().filter(|pool| drawing(pool)) {
             let Some(os) = os_of(pool) else { continue };
             let age = pick_index(&mut age_rng, &plan.image_age);
-            let images = newest_first(os);
-            if let Some(release) = images.get(age.min(images.len().saturating_sub(1))) {
+            // The `age`-th newest, or the oldest when there are fewer.
+            if let Some(release) = newest_first(os).take(age + 1).last() {
                 pool.node_image_version = Some(release.version.to_string());
             }
         }
