@@ -205,7 +205,7 @@ pub struct WaitRt {
 
 /// A member of the run (`MemberUpdateStatus`): one cache line, since every start and completion
 /// reads and writes it (what only a `Pending` member has waits in its group's [`Waiting`] list).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 #[repr(align(64))]
 pub struct MemberRt {
     pub id: MemberId,
@@ -221,6 +221,26 @@ pub struct MemberRt {
     start: Time,
     end: Time,
     pub note: Note,
+}
+
+impl Clone for MemberRt {
+    fn clone(&self) -> MemberRt {
+        let mut copy = MemberRt { note: Note::default(), ..*self };
+        copy.note.clone_from(&self.note);
+        copy
+    }
+
+    /// Field by field, the note only when either has one: every replication starts by setting
+    /// every member of the fleet back to the run's start (a note is rare there), so this is a
+    /// copy of the cache line rather than a clone and a drop of its note.
+    fn clone_from(&mut self, source: &MemberRt) {
+        let MemberRt { id, state, pending_kind, at_target, attempts, mark, start, end, ref note } = *source;
+        if !(self.note.is_empty() && note.is_empty()) {
+            self.note.clone_from(note);
+        }
+        (self.id, self.state, self.pending_kind, self.at_target) = (id, state, pending_kind, at_target);
+        (self.attempts, self.mark, self.start, self.end) = (attempts, mark, start, end);
+    }
 }
 
 /// A member time not set.
@@ -2242,5 +2262,38 @@ fn build_group(run: RunId, g: u16, plan: &GroupPlan, facts: &mut dyn Facts, gate
         pending_scan: None,
         ranking: if has_windows { Ranking::new(member_count) } else { Ranking::default() },
         mark: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A replication sets every member back to the run's start with `clone_from`, which copies a
+    /// note only when either side has one: it must leave what `clone` would, whatever was there.
+    #[test]
+    fn a_member_set_back_from_another_is_its_clone() {
+        let fresh = MemberRt::new(MemberId(3));
+        let mut failed = MemberRt::new(MemberId(7));
+        (failed.state, failed.attempts, failed.mark, failed.start, failed.end) =
+            (UpdateState::Failed, 2, 9, Time(10), Time(20));
+        failed.note = Note::error("UpgradeFailed", "the upgrade failed");
+        let mut pending = MemberRt::new(MemberId(8));
+        (pending.state, pending.pending_kind, pending.at_target) =
+            (UpdateState::Pending, Some(PendingKind::Window), true);
+        pending.note = Note::message("waiting for its maintenance window");
+        let members = [fresh, failed, pending];
+        for source in &members {
+            for target in &members {
+                let mut set_back = target.clone();
+                set_back.clone_from(source);
+                assert_eq!(
+                    format!("{set_back:?}"),
+                    format!("{:?}", source.clone()),
+                    "{target:?} set back from {source:?}"
+                );
+                assert_eq!(format!("{:?}", source.clone()), format!("{source:?}"));
+            }
+        }
     }
 }
