@@ -209,24 +209,33 @@ fn pick_index<R: Rng>(rng: &mut R, weights: &[f64]) -> usize {
     last
 }
 
-fn check_weights(ctx: &mut Ctx, weights: &BTreeMap<String, f64>, path: &str) {
+/// `path` makes the weights' JSON pointer, only for a problem (a fleet may have a generator per
+/// region and stage, and a pointer costs more than the check).
+fn check_weights(ctx: &mut Ctx, weights: &BTreeMap<String, f64>, path: &dyn Fn() -> String) {
     if weights.is_empty() || !weights.values().any(|w| *w > 0.0) {
-        ctx.err(path, "give at least one entry with a positive weight");
+        ctx.err(path(), "give at least one entry with a positive weight");
     }
     for (key, w) in weights {
         if !w.is_finite() || *w < 0.0 {
-            ctx.err(join(path, key), format!("weight {w} must be a finite number ≥ 0"));
+            ctx.err(join(&path(), key), format!("weight {w} must be a finite number ≥ 0"));
         }
     }
 }
 
-fn check_pick(ctx: &mut Ctx, pick: &PickDto, path: &str, mut check_value: impl FnMut(&mut Ctx, &str, &str)) {
+/// Checks a pattern or each key of weights with `check_value`, which is given the value and what
+/// makes its pointer (as `path` makes the pick's, only for a problem).
+fn check_pick(
+    ctx: &mut Ctx,
+    pick: &PickDto,
+    path: &dyn Fn() -> String,
+    mut check_value: impl FnMut(&mut Ctx, &str, &dyn Fn() -> String),
+) {
     match pick {
         PickDto::Pattern(text) => check_value(ctx, text, path),
         PickDto::Weights(weights) => {
             check_weights(ctx, weights, path);
             for key in weights.keys() {
-                check_value(ctx, key, &join(path, key));
+                check_value(ctx, key, &|| join(&path(), key));
             }
         }
     }
@@ -468,7 +477,7 @@ fn int_dist(ctx: &mut Ctx, dto: &IntDistDto, path: &str, min: i64, max: i64) -> 
             Some(IntDist::LogNormal { mu: l.median.ln(), sigma })
         }
         IntDistDto::Weights(weights) => {
-            check_weights(ctx, weights, path);
+            check_weights(ctx, weights, &|| path.to_string());
             let mut ok = true;
             for key in weights.keys() {
                 match key.parse::<i64>() {
@@ -587,20 +596,20 @@ fn window_templates(ctx: &mut Ctx, list: &[WindowTemplateDto], path: &str) -> Ve
         if ctx.problems.len() == before
             && let Some(start) = &t.start_time
         {
-            check_pick(ctx, start, &join(&tp, "startTime"), |ctx, value, at| {
+            check_pick(ctx, start, &|| join(&tp, "startTime"), |ctx, value, at| {
                 let mut s = sample.clone();
                 s.start_time = value.to_string();
-                value_ok(ctx, &s, at);
+                value_ok(ctx, &s, &at());
             });
         }
         if ctx.problems.len() == before
             && has_day
             && let Some(day) = &t.day_of_week
         {
-            check_pick(ctx, day, &join(&tp, "dayOfWeek"), |ctx, value, at| {
+            check_pick(ctx, day, &|| join(&tp, "dayOfWeek"), |ctx, value, at| {
                 let mut s = sample.clone();
                 set_day(&mut s, value);
-                value_ok(ctx, &s, at);
+                value_ok(ctx, &s, &at());
             });
         }
         if ctx.problems.len() == before {
@@ -717,7 +726,7 @@ fn plan<'g>(
     }
     let regions = match &dto.regions {
         Some(weights) => {
-            check_weights(ctx, weights, &join(path, "regions"));
+            check_weights(ctx, weights, &|| join(path, "regions"));
             for region in weights.keys() {
                 if region.is_empty() || !region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
                     ctx.err(
@@ -731,16 +740,16 @@ fn plan<'g>(
         None => CATALOG.iter().filter(|r| !r.canary).map(|r| (r.name.to_string(), r.weight)).collect(),
     };
     if let Some(groups) = &dto.groups {
-        check_pick(ctx, groups, &join(path, "groups"), |_, _, _| {});
+        check_pick(ctx, groups, &|| join(path, "groups"), |_, _, _| {});
     }
     for (key, values) in &dto.labels {
-        check_pick(ctx, values, &join(&join(path, "labels"), key), |_, _, _| {});
+        check_pick(ctx, values, &|| join(&join(path, "labels"), key), |_, _, _| {});
     }
-    let versions_path = join(path, "kubernetesVersions");
+    let versions_path = || join(path, "kubernetesVersions");
     check_weights(ctx, &dto.kubernetes_versions, &versions_path);
     let mut versions = BTreeMap::new();
     for key in dto.kubernetes_versions.keys() {
-        let key_path = join(&versions_path, key);
+        let key_path = || join(&versions_path(), key);
         if let Ok(v) = KubernetesVersion::parse(key) {
             let text = v.to_string();
             let parsed = KubernetesVersion::parse(&text).ok();
@@ -748,14 +757,14 @@ fn plan<'g>(
         } else if let Ok(minor) = MinorVersion::parse(key) {
             if !calendar.kubernetes.iter().any(|r| r.version.minor_version() == minor) {
                 ctx.err(
-                    &key_path,
+                    key_path(),
                     format!("minor {minor} stands for its newest released patch, but releases.kubernetes lists none"),
                 );
             }
             versions.insert(key.clone(), VersionKey::Minor(minor));
         } else {
             ctx.err(
-                &key_path,
+                key_path(),
                 format!("{} is neither a Kubernetes version (\"1.33.2\") nor a minor (\"1.33\")", echo(key)),
             );
         }
@@ -770,13 +779,13 @@ fn plan<'g>(
         ctx.err(join(path, "nodePools"), "give at least one node pool (or omit nodePools for the default pool)");
     }
     let image_age = dto.node_image_age.clone().unwrap_or_else(|| vec![4.0, 3.0, 2.0, 1.0]);
-    let age_path = join(path, "nodeImageAge");
+    let age_path = || join(path, "nodeImageAge");
     if image_age.is_empty() || image_age.len() > 100 || !image_age.iter().any(|w| *w > 0.0) {
-        ctx.err(&age_path, "give 1–100 weights, at least one positive");
+        ctx.err(age_path(), "give 1–100 weights, at least one positive");
     }
     for (i, w) in image_age.iter().enumerate() {
         if !w.is_finite() || *w < 0.0 {
-            ctx.err(join(&age_path, i), format!("weight {w} must be a finite number ≥ 0"));
+            ctx.err(join(&age_path(), i), format!("weight {w} must be a finite number ≥ 0"));
         }
     }
     let auto_upgrade = dto
@@ -823,7 +832,7 @@ fn pool_plan(ctx: &mut Ctx, dto: &PoolModelDto, path: &str) -> Option<PoolPlan> 
     };
     let os_sku = dto.os_sku.clone().unwrap_or_else(|| BTreeMap::from([("Ubuntu".to_string(), 1.0)]));
     let os_path = join(path, "osSku");
-    check_weights(ctx, &os_sku, &os_path);
+    check_weights(ctx, &os_sku, &|| os_path.clone());
     let mut linux_os_sku = BTreeMap::new();
     for (sku, w) in &os_sku {
         match parse_os_sku(sku, None) {
@@ -839,9 +848,9 @@ fn pool_plan(ctx: &mut Ctx, dto: &PoolModelDto, path: &str) -> Option<PoolPlan> 
         linux_os_sku = BTreeMap::from([("Ubuntu".to_string(), 1.0)]);
     }
     if let Some(surge) = &dto.max_surge {
-        check_pick(ctx, surge, &join(path, "maxSurge"), |ctx, value, path| {
+        check_pick(ctx, surge, &|| join(path, "maxSurge"), |ctx, value, path| {
             if let Err(e) = parse_surge(value) {
-                ctx.err(path, e);
+                ctx.err(path(), e);
             }
         });
     }

@@ -9,7 +9,7 @@ use crate::engine::Duration;
 use crate::fleet::selector::Selector;
 use crate::orchestrator::{GateConfig, GateKind, Group, Limit, ScheduledStart, Stage, Strategy, Timing};
 
-use super::ctx::{Ctx, check_name, quoted};
+use super::ctx::{Ctx, check_name, is_resource_name, quoted};
 use super::dto::*;
 use super::problem::{Problem, echo, join};
 
@@ -20,7 +20,8 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
         ctx.err(join(path, "stages"), "a strategy needs at least one stage");
     }
     let mut stage_names = BTreeMap::new();
-    let mut group_names: BTreeMap<String, String> = BTreeMap::new();
+    // Where each group name was first used: (stage, group).
+    let mut group_names: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut stages = Vec::new();
     for (s, stage) in dto.stages.iter().enumerate() {
         let stage_path = join(&join(path, "stages"), s);
@@ -45,12 +46,14 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
         }
         let mut groups = Vec::new();
         for (g, group) in groups_dto.iter().enumerate() {
-            let group_path = join(&join(&stage_path, "groups"), g);
-            if check_name(ctx, &group.name, &join(&group_path, "name"), "group")
-                && let Some(previous) = group_names.insert(group.name.clone(), group_path.clone())
-            {
+            // Made only for a problem: a strategy may have a group per region in each of its stages.
+            let group_path = || join(&join(&stage_path, "groups"), g);
+            let field = |name: &str| join(&group_path(), name);
+            let named = is_resource_name(&group.name) || check_name(ctx, &group.name, &field("name"), "group");
+            if named && let Some(previous) = group_names.insert(group.name.clone(), (s, g)) {
+                let previous = join(&join(&join(&join(path, "stages"), previous.0), "groups"), previous.1);
                 ctx.err(
-                    join(&group_path, "name"),
+                    field("name"),
                     format!(
                         "group name {} is already used at {previous}; a group appears at most once in a strategy",
                         echo(&group.name)
@@ -62,21 +65,21 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
                 member_selector: group
                     .member_selector
                     .as_ref()
-                    .and_then(|sel| build_selector(ctx, sel, &join(&group_path, "memberSelector"))),
+                    .and_then(|sel| build_selector(ctx, sel, &field("memberSelector"))),
                 max_concurrency: limit(
                     ctx,
                     &group.max_concurrency,
-                    &join(&group_path, "maxConcurrency"),
+                    || field("maxConcurrency"),
                     Limit::parse_max_concurrency,
                 ),
                 max_allowed_failures: limit(
                     ctx,
                     &group.max_allowed_failures,
-                    &join(&group_path, "maxAllowedFailures"),
+                    || field("maxAllowedFailures"),
                     Limit::parse_max_allowed_failures,
                 ),
-                before_gates: gates(ctx, &group.before_gates, &join(&group_path, "beforeGates"), Timing::Before),
-                after_gates: gates(ctx, &group.after_gates, &join(&group_path, "afterGates"), Timing::After),
+                before_gates: gates(ctx, &group.before_gates, || field("beforeGates"), Timing::Before),
+                after_gates: gates(ctx, &group.after_gates, || field("afterGates"), Timing::After),
             });
         }
         let wait = match stage.after_stage_wait_in_seconds {
@@ -98,17 +101,17 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
             max_concurrency: limit(
                 ctx,
                 &stage.max_concurrency,
-                &join(&stage_path, "maxConcurrency"),
+                || join(&stage_path, "maxConcurrency"),
                 Limit::parse_max_concurrency,
             ),
             max_allowed_failures: limit(
                 ctx,
                 &stage.max_allowed_failures,
-                &join(&stage_path, "maxAllowedFailures"),
+                || join(&stage_path, "maxAllowedFailures"),
                 Limit::parse_max_allowed_failures,
             ),
-            before_gates: gates(ctx, &stage.before_gates, &join(&stage_path, "beforeGates"), Timing::Before),
-            after_gates: gates(ctx, &stage.after_gates, &join(&stage_path, "afterGates"), Timing::After),
+            before_gates: gates(ctx, &stage.before_gates, || join(&stage_path, "beforeGates"), Timing::Before),
+            after_gates: gates(ctx, &stage.after_gates, || join(&stage_path, "afterGates"), Timing::After),
         });
     }
     (ctx.problems.len() == before).then_some(Strategy { stages })
@@ -125,18 +128,22 @@ fn build_selector(ctx: &mut Ctx, dto: &MemberSelectorDto, path: &str) -> Option<
         .ok()
 }
 
+/// `path` makes the limit's JSON pointer, only for a problem.
 fn limit(
     ctx: &mut Ctx,
     value: &Option<StringOrInt>,
-    path: &str,
+    path: impl FnOnce() -> String,
     parse: fn(&str) -> Result<Limit, String>,
 ) -> Option<Limit> {
     let text = value.as_ref()?.text();
-    parse(&text).map_err(|e| ctx.err(path, e)).ok()
+    parse(&text).map_err(|e| ctx.err(path(), e)).ok()
 }
 
-fn gates(ctx: &mut Ctx, list: &Option<Vec<GateDto>>, path: &str, timing: Timing) -> Vec<GateConfig> {
+/// `path` makes the list's JSON pointer, only when there is a list.
+fn gates(ctx: &mut Ctx, list: &Option<Vec<GateDto>>, path: impl FnOnce() -> String, timing: Timing) -> Vec<GateConfig> {
     let Some(list) = list else { return Vec::new() };
+    let path = path();
+    let path = path.as_str();
     list.iter()
         .enumerate()
         .filter_map(|(i, gate)| {
