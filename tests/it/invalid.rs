@@ -74,6 +74,13 @@ const CASES: &[(&str, &str, &[&str])] = &[
         &["/updateStrategies/s/stages/1/groups/0/name: group name \"ga\" is already used"],
     ),
     (
+        "a group name used twice names where it was first used",
+        r#"{"updateStrategies": {"s": {"stages": [{"name": "s1", "groups": [{"name": "gx"}, {"name": "ga"}]}, {"name": "s2", "groups": [{"name": "ga"}]}]}}}"#,
+        &[
+            "/updateStrategies/s/stages/1/groups/0/name: group name \"ga\" is already used at /updateStrategies/s/stages/0/groups/1; a group appears at most once in a strategy",
+        ],
+    ),
+    (
         "stage without groups or selector",
         r#"{"updateStrategies": {"s": {"stages": [{"name": "s1", "groups": null}]}}}"#,
         &["/updateStrategies/s/stages/0/groups: a stage needs 1–50 groups"],
