@@ -664,7 +664,7 @@ fn draw_window(rng: &mut Stream, templates: &[(f64, Template)], places: &Placeho
 /// How a version key of `kubernetesVersions` resolves.
 #[derive(Clone, Debug)]
 enum VersionKey {
-    /// The version as a member's DTO gives it, and read.
+    /// The version's text as a member's DTO gives it, and the version read from that text.
     Exact(String, Option<KubernetesVersion>),
     /// The newest patch of this minor available in the member's region at the start.
     Minor(MinorVersion),
