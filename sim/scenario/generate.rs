@@ -20,6 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Purpose, SeedTree, Stream, name_key};
+use crate::fleet::selector::validate_label_key;
 use crate::fleet::{KubernetesVersion, MinorVersion, OsSku};
 use crate::world::regions::{self, CATALOG};
 use crate::world::{DurationModel, ReleaseCalendar};
@@ -689,6 +690,9 @@ struct Plan<'g> {
     durations: Option<Arc<DurationModel>>,
     /// The stream key of each label's draw (`label:<key>`), in the order of `dto.labels`.
     label_keys: Vec<u64>,
+    /// The keys of `dto.labels` a member's label may have (`validate_label_key` accepts them):
+    /// every member of the generator has them, and they are checked once here, not per member.
+    valid_label_keys: Vec<String>,
     /// The geography of each region of `regions` (`{geography}`), looked up once.
     geographies: BTreeMap<String, &'static str>,
 }
@@ -816,6 +820,7 @@ fn plan<'g>(
         stopped,
         durations,
         label_keys: dto.labels.keys().map(|key| name_key(&format!("label:{key}"))).collect(),
+        valid_label_keys: dto.labels.keys().filter(|key| validate_label_key(key).is_ok()).cloned().collect(),
         geographies: regions.keys().map(|r| (r.clone(), geography_of(r))).collect(),
         regions,
     })
@@ -901,6 +906,11 @@ impl<'g> Generator<'g> {
     /// The duration model its members share, if it gives one.
     pub(crate) fn durations(&self) -> Option<Arc<DurationModel>> {
         self.plan.durations.clone()
+    }
+
+    /// Label keys its members have that need no check (for [`build_member`](super::members::build_member)).
+    pub(crate) fn valid_label_keys(&self) -> &[String] {
+        &self.plan.valid_label_keys
     }
 }
 

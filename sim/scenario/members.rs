@@ -67,7 +67,7 @@ pub(crate) fn build_members(
             let path = join("/members", i);
             let durations =
                 m.durations.as_ref().map(|d| Arc::new(duration_model(ctx, d, base.clone(), &join(&path, "durations"))));
-            build_member(ctx, Cow::Borrowed(m), &path).map(|member| FleetEntry {
+            build_member(ctx, Cow::Borrowed(m), &path, &[]).map(|member| FleetEntry {
                 member,
                 origin: Origin::Explicit(i),
                 durations,
@@ -124,11 +124,12 @@ pub(crate) fn build_generated(
         let generator = generator.as_ref().expect("only planned generators draw");
         let mut own = Ctx::new(start);
         let member = generator.draw(&own, i, calendar, keep_dtos);
+        let valid_keys = generator.valid_label_keys();
         // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
         let (built, dto) = if keep_dtos {
-            (build_member(&mut own, Cow::Borrowed(&member), ""), Some(Box::new(member)))
+            (build_member(&mut own, Cow::Borrowed(&member), "", valid_keys), Some(Box::new(member)))
         } else {
-            (build_member(&mut own, Cow::Owned(member), ""), None)
+            (build_member(&mut own, Cow::Owned(member), "", valid_keys), None)
         };
         match built {
             Some(m) if own.problems.is_empty() => (dto, Ok(m)),
@@ -222,8 +223,14 @@ const GENERATED_CHUNK: usize = 8192;
 /// Fewer generated members than this are drawn on the calling thread.
 const PARALLEL_FROM: usize = 256;
 
-/// Converts one member DTO (explicit or generated).
-pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -> Option<Member> {
+/// Converts one member DTO (explicit or generated). `valid_keys` are label keys known to pass
+/// `validate_label_key` (a generator's, checked once for all its members): theirs is not checked again.
+pub(crate) fn build_member(
+    ctx: &mut Ctx,
+    dto: Cow<'_, MemberDto>,
+    path: &str,
+    valid_keys: &[String],
+) -> Option<Member> {
     let m = dto.as_ref();
     let before = ctx.problems.len();
     // Paths are made only for a problem: this runs for every generated member.
@@ -246,7 +253,9 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str) -
             check_fleet_label(ctx, m, cluster.as_ref(), key, value, label_path);
             continue;
         }
-        if let Err(e) = validate_label_key(key) {
+        if !valid_keys.contains(key)
+            && let Err(e) = validate_label_key(key)
+        {
             ctx.err(label_path(), e);
         }
         if let Err(e) = validate_label_value(value) {
