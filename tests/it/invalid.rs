@@ -177,6 +177,13 @@ const CASES: &[(&str, &str, &[&str])] = &[
         &["/settings/windowPollInterval: must be longer than 0s"],
     ),
     (
+        "a generator's label key that is not a label key",
+        r#"{"memberGenerators": [{"count": 3, "namePattern": "g-{index}", "regions": {"westeurope": 1}, "kubernetesVersions": {"1.32.4": 1}, "labels": {"Bad Key!": "x", "ring": "r1"}}]}"#,
+        &[
+            "/memberGenerators/0/labels/Bad Key!: generated member 1 (\"g-1\", /labels/Bad Key!): the name \"Bad Key!\" of label key \"Bad Key!\" must consist of letters",
+        ],
+    ),
+    (
         "maintenance window too short",
         r#"{"members": [{"name": "m1", "region": "westeurope", "kubernetesVersion": "1.32.4", "aksManagedAutoUpgradeSchedule": {"schedule": {"weekly": {"intervalWeeks": 1, "dayOfWeek": "Sunday"}}, "durationHours": 2, "startTime": "01:00"}}]}"#,
         &["/members/0/aksManagedAutoUpgradeSchedule/durationHours:"],
