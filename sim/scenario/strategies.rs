@@ -22,6 +22,9 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
     let mut stage_names = BTreeMap::new();
     // Where each group name was first used: (stage, group).
     let mut group_names: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    // Group `g` of stage `s`'s pointer, made only for a problem: a strategy may have a group per
+    // region in each of its stages.
+    let group_path = |s: usize, g: usize| join(&join(&join(&join(path, "stages"), s), "groups"), g);
     let mut stages = Vec::new();
     for (s, stage) in dto.stages.iter().enumerate() {
         let stage_path = join(&join(path, "stages"), s);
@@ -46,12 +49,10 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
         }
         let mut groups = Vec::new();
         for (g, group) in groups_dto.iter().enumerate() {
-            // Made only for a problem: a strategy may have a group per region in each of its stages.
-            let group_path = || join(&join(&stage_path, "groups"), g);
-            let field = |name: &str| join(&group_path(), name);
+            let field = |name: &str| join(&group_path(s, g), name);
             let named = is_resource_name(&group.name) || check_name(ctx, &group.name, &field("name"), "group");
-            if named && let Some(previous) = group_names.insert(group.name.clone(), (s, g)) {
-                let previous = join(&join(&join(&join(path, "stages"), previous.0), "groups"), previous.1);
+            if named && let Some((first_s, first_g)) = group_names.insert(group.name.clone(), (s, g)) {
+                let previous = group_path(first_s, first_g);
                 ctx.err(
                     field("name"),
                     format!(
