@@ -899,7 +899,7 @@ impl<'g> Generator<'g> {
 
     /// Member `i` (0-based). `calendar` resolves minors and image ages; `keep_dtos` keeps the
     /// generator's `durations` in the DTO (for `--dump-fleet`).
-    pub(crate) fn draw(&self, ctx: &Ctx, i: u64, calendar: &ReleaseCalendar, keep_dtos: bool) -> MemberDto {
+    pub(crate) fn draw(&self, ctx: &Ctx, i: u64, calendar: &ReleaseCalendar, keep_dtos: bool) -> GeneratedMember {
         draw_member(ctx, &self.plan, &self.tree, self.key, i, self.width, calendar, keep_dtos)
     }
 
@@ -955,7 +955,7 @@ fn draw_member(
     width: usize,
     calendar: &ReleaseCalendar,
     keep_dtos: bool,
-) -> MemberDto {
+) -> GeneratedMember {
     let streams = tree.key(Purpose::FleetGenerator);
     let keyed = |key: u64| streams.stream([generator_key, i, key]);
     let stream = |attribute: &str| keyed(name_key(attribute));
@@ -1077,23 +1077,34 @@ fn draw_member(
         plan.long_term_support > 0.0 && stream("longTermSupport").random::<f64>() < plan.long_term_support;
     let stopped = plan.stopped > 0.0 && stream("stopped").random::<f64>() < plan.stopped;
     let name = places.fill_pattern(&plan.pattern);
-    MemberDto {
-        cluster_resource_id: None,
-        name,
-        region: region.to_string(),
-        group,
-        labels,
-        kubernetes_version,
-        // Left out when it is the default pool as it stands, unless the DTO is kept to be shown:
-        // the member is built with the same default pool, without a pool DTO made and dropped.
-        node_pools: (keep_dtos || !default_pool || pools[0].node_image_version.is_some()).then_some(pools),
-        aks_managed_auto_upgrade_schedule: auto_upgrade.map(Box::new),
-        aks_managed_node_os_upgrade_schedule: node_os.map(Box::new),
-        long_term_support,
-        stopped,
-        durations: if keep_dtos { plan.dto.durations.clone().map(Box::new) } else { None },
-        ..MemberDto::default()
+    GeneratedMember {
+        dto: MemberDto {
+            cluster_resource_id: None,
+            name,
+            region: region.to_string(),
+            group,
+            labels,
+            kubernetes_version,
+            // Left out when it is the default pool as it stands, unless the DTO is kept to be shown:
+            // the member is built with the same default pool, without a pool DTO made and dropped.
+            node_pools: (keep_dtos || !default_pool || pools[0].node_image_version.is_some()).then_some(pools),
+            aks_managed_auto_upgrade_schedule: auto_upgrade.map(Box::new),
+            aks_managed_node_os_upgrade_schedule: node_os.map(Box::new),
+            long_term_support,
+            stopped,
+            durations: if keep_dtos { plan.dto.durations.clone().map(Box::new) } else { None },
+            ..MemberDto::default()
+        },
+        kubernetes_version: parsed_version,
     }
+}
+
+/// A generated member as drawn: its DTO, with what is known of it already.
+pub(crate) struct GeneratedMember {
+    pub dto: MemberDto,
+    /// Its Kubernetes version as it parses (`None` if it does not): converting the DTO does not
+    /// parse it again.
+    pub kubernetes_version: Option<KubernetesVersion>,
 }
 
 /// Regions a generator may place members in (for the release calendar, built before members).

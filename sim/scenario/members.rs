@@ -18,7 +18,7 @@ use crate::world::{DurationModel, ReleaseCalendar};
 
 use super::ctx::{Ctx, check_name, is_resource_name};
 use super::dto::{MemberDto, ScenarioDto};
-use super::generate::{Generator, GeneratorDto, locate_generated};
+use super::generate::{GeneratedMember, Generator, GeneratorDto, locate_generated};
 use super::models::duration_model;
 use super::pools::{build_pool, default_pool};
 use super::problem::{Problem, echo, join};
@@ -67,7 +67,7 @@ pub(crate) fn build_members(
             let path = join("/members", i);
             let durations =
                 m.durations.as_ref().map(|d| Arc::new(duration_model(ctx, d, base.clone(), &join(&path, "durations"))));
-            build_member(ctx, Cow::Borrowed(m), &path, &[]).map(|member| FleetEntry {
+            build_member(ctx, Cow::Borrowed(m), &path, Known::NOTHING).map(|member| FleetEntry {
                 member,
                 origin: Origin::Explicit(i),
                 durations,
@@ -123,19 +123,19 @@ pub(crate) fn build_generated(
         let Planned { path, generator, .. } = &planned[g];
         let generator = generator.as_ref().expect("only planned generators draw");
         let mut own = Ctx::new(start);
-        let member = generator.draw(&own, i, calendar, keep_dtos);
-        let valid_keys = generator.valid_label_keys();
+        let GeneratedMember { dto: member, kubernetes_version } = generator.draw(&own, i, calendar, keep_dtos);
+        let known = Known { label_keys: generator.valid_label_keys(), kubernetes_version };
         // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
         let (built, dto) = if keep_dtos {
-            (build_member(&mut own, Cow::Borrowed(&member), "", valid_keys), Some(Box::new(member)))
+            (build_member(&mut own, Cow::Borrowed(&member), "", known), Some(Box::new(member)))
         } else {
-            (build_member(&mut own, Cow::Owned(member), "", valid_keys), None)
+            (build_member(&mut own, Cow::Owned(member), "", known), None)
         };
         match built {
             Some(m) if own.problems.is_empty() => (dto, Ok(m)),
             _ => {
                 // Drawn again for its name (a member with problems is rare).
-                let name = generator.draw(&own, i, calendar, false).name;
+                let name = generator.draw(&own, i, calendar, false).dto.name;
                 locate_generated(&mut own.problems, path, i + 1, &name);
                 (dto, Err(own.problems))
             }
@@ -223,14 +223,24 @@ const GENERATED_CHUNK: usize = 8192;
 /// Fewer generated members than this are drawn on the calling thread.
 const PARALLEL_FROM: usize = 256;
 
-/// Converts one member DTO (explicit or generated). `valid_keys` are label keys known to pass
-/// `validate_label_key` (a generator's, checked once for all its members): theirs is not checked again.
-pub(crate) fn build_member(
-    ctx: &mut Ctx,
-    dto: Cow<'_, MemberDto>,
-    path: &str,
-    valid_keys: &[String],
-) -> Option<Member> {
+/// What is already known of a member DTO's fields, so that converting it does not work it out again.
+#[derive(Clone, Copy)]
+pub(crate) struct Known<'a> {
+    /// Label keys known to pass `validate_label_key` (a generator's, checked once for all its
+    /// members): theirs is not checked again.
+    pub label_keys: &'a [String],
+    /// `kubernetesVersion` as it parses, when it does (a generator parsed it as it drew it);
+    /// `None`: parsed here, and its problem told.
+    pub kubernetes_version: Option<KubernetesVersion>,
+}
+
+impl Known<'_> {
+    /// Nothing known: every field is checked (an explicit member).
+    pub(crate) const NOTHING: Known<'static> = Known { label_keys: &[], kubernetes_version: None };
+}
+
+/// Converts one member DTO (explicit or generated), with what is [`Known`] of it.
+pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str, known: Known) -> Option<Member> {
     let m = dto.as_ref();
     let before = ctx.problems.len();
     // Paths are made only for a problem: this runs for every generated member.
@@ -253,7 +263,7 @@ pub(crate) fn build_member(
             check_fleet_label(ctx, m, cluster.as_ref(), key, value, label_path);
             continue;
         }
-        if !valid_keys.contains(key)
+        if !known.label_keys.contains(key)
             && let Err(e) = validate_label_key(key)
         {
             ctx.err(label_path(), e);
@@ -262,8 +272,9 @@ pub(crate) fn build_member(
             ctx.err(label_path(), e);
         }
     }
-    let version =
-        KubernetesVersion::parse(&m.kubernetes_version).map_err(|e| ctx.err(join(path, "kubernetesVersion"), e)).ok();
+    let version = known.kubernetes_version.or_else(|| {
+        KubernetesVersion::parse(&m.kubernetes_version).map_err(|e| ctx.err(join(path, "kubernetesVersion"), e)).ok()
+    });
     let pools = match &m.node_pools {
         None => vec![default_pool(version)],
         Some(list) if list.is_empty() => {
