@@ -124,7 +124,7 @@ pub(crate) fn build_generated(
         let generator = generator.as_ref().expect("only planned generators draw");
         let mut own = Ctx::new(start);
         let GeneratedMember { dto: member, kubernetes_version } = generator.draw(&own, i, calendar, keep_dtos);
-        let known = Known { label_keys: generator.valid_label_keys(), kubernetes_version };
+        let known = Known { valid_label_keys: generator.valid_label_keys(), kubernetes_version };
         // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
         let (built, dto) = if keep_dtos {
             (build_member(&mut own, Cow::Borrowed(&member), "", known), Some(Box::new(member)))
@@ -228,7 +228,7 @@ const PARALLEL_FROM: usize = 256;
 pub(crate) struct Known<'a> {
     /// Label keys known to pass `validate_label_key` (a generator's, checked once for all its
     /// members): theirs is not checked again.
-    pub label_keys: &'a [String],
+    pub valid_label_keys: &'a [String],
     /// `kubernetesVersion` as it parses, when it does (a generator parsed it as it drew it);
     /// `None`: parsed here, and its problem told.
     pub kubernetes_version: Option<KubernetesVersion>,
@@ -236,7 +236,7 @@ pub(crate) struct Known<'a> {
 
 impl Known<'_> {
     /// Nothing known: every field is checked (an explicit member).
-    pub(crate) const NOTHING: Known<'static> = Known { label_keys: &[], kubernetes_version: None };
+    pub(crate) const NOTHING: Known<'static> = Known { valid_label_keys: &[], kubernetes_version: None };
 }
 
 /// Converts one member DTO (explicit or generated), with what is [`Known`] of it.
@@ -263,7 +263,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str, k
             check_fleet_label(ctx, m, cluster.as_ref(), key, value, label_path);
             continue;
         }
-        if !known.label_keys.contains(key)
+        if !known.valid_label_keys.contains(key)
             && let Err(e) = validate_label_key(key)
         {
             ctx.err(label_path(), e);

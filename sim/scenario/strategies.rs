@@ -22,12 +22,13 @@ pub(crate) fn build_strategy(ctx: &mut Ctx, dto: &StrategyDto, path: &str) -> Op
     let mut stage_names = BTreeMap::new();
     // Where each group name was first used: (stage, group).
     let mut group_names: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let stage_path_of = |s: usize| join(&join(path, "stages"), s);
     // Group `g` of stage `s`'s pointer, made only for a problem: a strategy may have a group per
     // region in each of its stages.
-    let group_path = |s: usize, g: usize| join(&join(&join(&join(path, "stages"), s), "groups"), g);
+    let group_path = |s: usize, g: usize| join(&join(&stage_path_of(s), "groups"), g);
     let mut stages = Vec::new();
     for (s, stage) in dto.stages.iter().enumerate() {
-        let stage_path = join(&join(path, "stages"), s);
+        let stage_path = stage_path_of(s);
         if check_name(ctx, &stage.name, &join(&stage_path, "name"), "stage")
             && let Some(previous) = stage_names.insert(stage.name.clone(), stage_path.clone())
         {
