@@ -13,6 +13,7 @@
 //! - [`tracks`]: member state histories derived from the timeline, which the run charts draw.
 
 mod draw;
+mod encode;
 pub mod forecast;
 mod glyphs;
 mod pixels;
@@ -121,33 +122,8 @@ pub(crate) fn render(figure: &impl Figure) -> anyhow::Result<Chart> {
                 figure.draw(&root).map_err(|e| anyhow!("drawing PNG chart: {e}"))?;
                 root.present().map_err(|e| anyhow!("finishing PNG chart: {e}"))?;
             }
-            encode_png(&rgb, w, h).context("encoding PNG chart")
+            encode::encode(&rgb, w, h).context("encoding PNG chart")
         },
     );
     Ok(Chart { svg: svg?, png: png? })
-}
-
-/// Encodes 8-bit RGB pixels as PNG with fixed settings (same pixels, same bytes).
-///
-/// The compression level is chosen for the time a report takes, not for the last byte: `Fast`
-/// (fdeflate) with Paeth filtering on every row encodes the charts of
-/// `scenarios/autoupgrade-year.json` about 12x faster than `Best` for files about 1.7x larger, and
-/// `Best` alone was over a third of a whole `fleetsim run` of the larger examples. `Default` gives
-/// `Best`'s size at half its time, still six times `Fast`'s. Choosing the filter row by row
-/// (adaptive) takes twice as long again for files only 5–10 % smaller (charts are flat colour, which
-/// Paeth already predicts); `Sub` or `Up` alone are faster still but up to 3x larger. Every chart is
-/// also written as SVG, which stays sharp at any zoom.
-fn encode_png(rgb: &[u8], w: u32, h: u32) -> anyhow::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(rgb.len() / 16);
-    {
-        let mut encoder = png::Encoder::new(&mut out, w, h);
-        encoder.set_color(png::ColorType::Rgb);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_compression(png::Compression::Fast);
-        encoder.set_filter(png::Filter::Paeth);
-        let mut writer = encoder.write_header()?;
-        writer.write_image_data(rgb)?;
-        writer.finish()?;
-    }
-    Ok(out)
 }
