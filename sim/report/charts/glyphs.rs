@@ -19,18 +19,33 @@ use super::pixels::{Error, Pixels};
 pub(crate) struct GlyphBackend<'a> {
     pixels: Pixels<'a>,
     font: FontRef<'static>,
-    /// Glyphs rasterized so far, by glyph, size and pen position (the exact bits: a glyph's coverage
-    /// depends on where its pen falls, and text starts at pen 0, so tick labels such as "2026-03-02"
-    /// and "2026-03-04" share their first glyphs): where the coverage is in `coverage`.
-    rasterized: FxHashMap<(u16, u32, u32), (usize, usize)>,
-    /// Pixels (relative to the text's box) and coverage of every glyph in `rasterized`.
-    coverage: Vec<(i32, i32, f32)>,
 }
 
 impl<'a> GlyphBackend<'a> {
+    /// `font` is the bundled font, the one whose glyphs each thread keeps ([`RASTERIZED`]).
     pub(crate) fn new(pixels: Pixels<'a>, font: FontRef<'static>) -> GlyphBackend<'a> {
-        GlyphBackend { pixels, font, rasterized: FxHashMap::default(), coverage: Vec::new() }
+        GlyphBackend { pixels, font }
     }
+}
+
+/// Glyphs of the bundled font rasterized so far on this thread, by every chart it drew: a glyph's
+/// pixels depend on nothing else, so which thread drew a chart never shows in it.
+#[derive(Default)]
+struct Rasterized {
+    /// By glyph, size and pen position (the exact bits: a glyph's coverage depends on where its pen
+    /// falls, and text starts at pen 0, so tick labels such as "2026-03-02" and "2026-03-04" share
+    /// their first glyphs; charts of one report share their time axis): where the coverage is in
+    /// `coverage`.
+    ranges: FxHashMap<(u16, u32, u32), (usize, usize)>,
+    /// Pixels (relative to the text's box) and coverage of every glyph in `ranges`.
+    coverage: Vec<(i32, i32, f32)>,
+}
+
+/// Coverage kept per thread before it is dropped and started again (12 bytes each).
+const MAX_COVERAGE: usize = 1 << 20;
+
+thread_local! {
+    static RASTERIZED: std::cell::RefCell<Rasterized> = std::cell::RefCell::default();
 }
 
 impl DrawingBackend for GlyphBackend<'_> {
@@ -112,26 +127,28 @@ impl DrawingBackend for GlyphBackend<'_> {
         let transform = style.transform();
         // The baseline sits where plotters puts it: half the size below the top of the box.
         let baseline = size / 2.0;
-        let mut pen = 0f32;
-        let mut prev = None;
-        let mut glyphs: Vec<(usize, usize)> = Vec::with_capacity(text.len());
-        for c in text.chars() {
-            let id = font.glyph_id(c);
-            if let Some(p) = prev {
-                pen += font.kern(p, id);
+        RASTERIZED.with_borrow_mut(|rasterized| {
+            if rasterized.coverage.len() > MAX_COVERAGE {
+                *rasterized = Rasterized::default();
             }
-            prev = Some(id);
-            let key = (id.0, size.to_bits(), pen.to_bits());
-            let glyph = id.with_scale_and_position(size, point(pen, baseline));
-            pen += font.h_advance(id);
-            let range = match self.rasterized.get(&key) {
-                Some(&range) => range,
-                None => {
-                    let start = self.coverage.len();
+            let Rasterized { ranges, coverage } = rasterized;
+            let mut pen = 0f32;
+            let mut prev = None;
+            let mut glyphs: Vec<(usize, usize)> = Vec::with_capacity(text.len());
+            for c in text.chars() {
+                let id = font.glyph_id(c);
+                if let Some(p) = prev {
+                    pen += font.kern(p, id);
+                }
+                prev = Some(id);
+                let key = (id.0, size.to_bits(), pen.to_bits());
+                let glyph = id.with_scale_and_position(size, point(pen, baseline));
+                pen += font.h_advance(id);
+                let range = *ranges.entry(key).or_insert_with(|| {
+                    let start = coverage.len();
                     if let Some(outline) = font.outline_glyph(glyph) {
                         let bounds = outline.px_bounds();
                         let (bx, by) = (bounds.min.x as i32, bounds.min.y as i32);
-                        let coverage = &mut self.coverage;
                         // Pixels it does not cover are not kept: they draw nothing. (Written as
                         // "not at most 0" so that a coverage that is not a number is kept and
                         // drawn, as it always was.)
@@ -142,20 +159,18 @@ impl DrawingBackend for GlyphBackend<'_> {
                             }
                         });
                     }
-                    let range = (start, self.coverage.len());
-                    self.rasterized.insert(key, range);
-                    range
-                }
-            };
-            glyphs.push(range);
-        }
-        for (start, end) in glyphs {
-            for &(x, y, coverage) in &self.coverage[start..end] {
-                let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
-                // Off the bitmap: left out by `pixel`, as by the bitmap's own.
-                self.pixels.pixel((pos.0 + x, pos.1 + y), color.mix(f64::from(coverage.min(1.0))));
+                    (start, coverage.len())
+                });
+                glyphs.push(range);
             }
-        }
+            for (start, end) in glyphs {
+                for &(x, y, coverage) in &coverage[start..end] {
+                    let (x, y) = transform.transform(x + dx - min_x, y + dy - min_y);
+                    // Off the bitmap: left out by `pixel`, as by the bitmap's own.
+                    self.pixels.pixel((pos.0 + x, pos.1 + y), color.mix(f64::from(coverage.min(1.0))));
+                }
+            }
+        });
         Ok(())
     }
 }
