@@ -36,6 +36,8 @@ pub struct ReportContext<'a> {
     pub warnings: Vec<Problem>,
     /// Made once for `summary.json` and `index.html`, after `warnings` are final.
     summary: OnceLock<summary::Summary>,
+    /// The members' cluster ids as JSON strings, made once when several runs' status files list them.
+    cluster_ids: OnceLock<Vec<Box<serde_json::value::RawValue>>>,
 }
 
 impl<'a> ReportContext<'a> {
@@ -46,12 +48,28 @@ impl<'a> ReportContext<'a> {
             fleet_name: "fleet".to_string(),
             warnings: Vec::new(),
             summary: OnceLock::new(),
+            cluster_ids: OnceLock::new(),
         }
     }
 
     /// The summary of `summary.json`, made on first use (so after `warnings` are set) and shared.
     pub fn summary(&self) -> &summary::Summary {
         self.summary.get_or_init(|| summary::summary(self))
+    }
+
+    /// Every member's `clusterResourceId` as a JSON string, by member index, when the result has
+    /// several runs: each run's status file lists every member it updates, and making and escaping
+    /// an id was over a third of writing those files for the one-year example. With one run there is
+    /// nothing to share and each id is written as it is made.
+    pub fn cluster_ids(&self) -> Option<&[Box<serde_json::value::RawValue>]> {
+        if self.result.runs.len() < 2 {
+            return None;
+        }
+        let ids = self.cluster_ids.get_or_init(|| {
+            let escaped = |m| serde_json::value::to_raw_value(&status::ClusterResourceId(m, None).to_string());
+            self.scenario.fleet.iter().map(|m| escaped(m).expect("a string serializes")).collect()
+        });
+        Some(ids)
     }
 }
 

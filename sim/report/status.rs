@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use crate::engine::Time;
@@ -119,6 +120,8 @@ pub struct UpdateGroupStatus<'a> {
 /// A group's members as the service shows them, serialized one at a time.
 pub struct MemberStatuses<'a> {
     fleet: &'a [Member],
+    /// The members' cluster ids, escaped once for every run's file ([`ReportContext::cluster_ids`]).
+    cluster_ids: Option<&'a [Box<RawValue>]>,
     run: &'a UpdateRun,
     group: &'a GroupRt,
 }
@@ -126,8 +129,7 @@ pub struct MemberStatuses<'a> {
 impl Serialize for MemberStatuses<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let members = self.group.members.iter().enumerate();
-        serializer
-            .collect_seq(members.map(|(i, m)| member_status(self.fleet, self.run, m, self.group.pending_since(i))))
+        serializer.collect_seq(members.map(|(i, m)| self.member_status(m, self.group.pending_since(i))))
     }
 }
 
@@ -192,9 +194,10 @@ fn error_of(note: &Note) -> Option<ErrorDetail> {
 }
 
 /// ARM id of a member's AKS cluster: its `clusterResourceId` when the scenario gives one. Written as
-/// it is displayed or serialized (a status file has one per member and run).
+/// it is displayed or serialized (a status file has one per member and run), or, with the id already
+/// serialized (a JSON string), as that.
 #[derive(Clone, Copy)]
-pub struct ClusterResourceId<'a>(pub &'a Member);
+pub struct ClusterResourceId<'a>(pub &'a Member, pub Option<&'a RawValue>);
 
 impl ClusterResourceId<'_> {
     /// The id's text in pieces.
@@ -229,8 +232,11 @@ impl fmt::Display for ClusterResourceId<'_> {
 
 impl Serialize for ClusterResourceId<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Made whole first: a serializer escapes each piece it is handed.
-        serializer.serialize_str(&self.pieces().concat())
+        match self.1 {
+            Some(escaped) => escaped.serialize(serializer),
+            // Made whole first: a serializer escapes each piece it is handed.
+            None => serializer.serialize_str(&self.pieces().concat()),
+        }
     }
 }
 
@@ -280,7 +286,7 @@ impl Serialize for OperationId {
 }
 
 /// The run as its GET resource.
-pub fn run_resource<'a>(ctx: &ReportContext<'a>, run_index: usize) -> UpdateRunResource<'a> {
+pub fn run_resource<'a>(ctx: &'a ReportContext<'_>, run_index: usize) -> UpdateRunResource<'a> {
     let run = &ctx.result.runs[run_index];
     let spec = &ctx.result.specs[run_index];
     let strategy = match &spec.strategy_name {
@@ -417,7 +423,7 @@ fn weekday(day: chrono::Weekday) -> &'static str {
     }
 }
 
-pub fn run_status<'a>(ctx: &ReportContext<'a>, run_index: usize) -> UpdateRunStatus<'a> {
+pub fn run_status<'a>(ctx: &'a ReportContext<'_>, run_index: usize) -> UpdateRunStatus<'a> {
     let result: &'a crate::simulation::SimResult = ctx.result;
     let run = &result.runs[run_index];
     let error = if run.state == UpdateState::Failed {
@@ -444,7 +450,7 @@ pub fn run_status<'a>(ctx: &ReportContext<'a>, run_index: usize) -> UpdateRunSta
     }
 }
 
-fn stage_status<'a>(ctx: &ReportContext<'a>, run: &'a UpdateRun, stage: &'a StageRt) -> UpdateStageStatus<'a> {
+fn stage_status<'a>(ctx: &'a ReportContext<'_>, run: &'a UpdateRun, stage: &'a StageRt) -> UpdateStageStatus<'a> {
     UpdateStageStatus {
         name: stage.name.clone(),
         status: status(stage.state, stage.start_time, stage.completed_time, None),
@@ -458,46 +464,44 @@ fn stage_status<'a>(ctx: &ReportContext<'a>, run: &'a UpdateRun, stage: &'a Stag
     }
 }
 
-fn group_status<'a>(ctx: &ReportContext<'a>, run: &'a UpdateRun, group: &'a GroupRt) -> UpdateGroupStatus<'a> {
+fn group_status<'a>(ctx: &'a ReportContext<'_>, run: &'a UpdateRun, group: &'a GroupRt) -> UpdateGroupStatus<'a> {
     UpdateGroupStatus {
         name: group.name.clone(),
         status: status(group.state, group.start_time, group.completed_time, None),
         failure_count: group.failure_count,
         max_allowed_failures: group.max_allowed_failures,
         max_concurrency: group.max_concurrency,
-        members: MemberStatuses { fleet: &ctx.scenario.fleet, run, group },
+        members: MemberStatuses { fleet: &ctx.scenario.fleet, cluster_ids: ctx.cluster_ids(), run, group },
         before_gates: group.before_gates.iter().map(|g| gate_status(ctx, g)).collect(),
         after_gates: group.after_gates.iter().map(|g| gate_status(ctx, g)).collect(),
     }
 }
 
-/// A member as the service shows it. A `Pending` member's `startTime` is when its current `Pending`
-/// spell began; one held by a failed validation (its release not yet in its region) has the error
-/// and the service's message around it, as the update-run monitoring docs' sample shows
-/// (`"set member: NAME to Pending due to failed validation err: …"`).
-/// `pending`: when its current `Pending` spell began, if it is `Pending`.
-fn member_status<'a>(
-    fleet: &'a [Member],
-    run: &UpdateRun,
-    member: &'a MemberRt,
-    pending: Option<Time>,
-) -> MemberUpdateStatus<'a> {
-    let m = &fleet[member.id.index()];
-    let end = if member.state.is_finished() { member.end_time().or(member.start_time()) } else { None };
-    let error = error_of(&member.note);
-    let message = match (&error, pending) {
-        (Some(error), Some(_)) => Some(Cow::Owned(format!(
-            "set member: {} to Pending due to failed validation err: {}",
-            m.name, error.message
-        ))),
-        _ => member.note.message.as_deref().map(Cow::Borrowed),
-    };
-    MemberUpdateStatus {
-        name: &m.name,
-        cluster_resource_id: ClusterResourceId(m),
-        operation_id: (member.attempts > 0).then(|| OperationId::new(&run.name, &m.name, member.attempts)),
-        status: status(member.state, pending.or(member.start_time()), end, error),
-        message,
+impl<'a> MemberStatuses<'a> {
+    /// A member as the service shows it. A `Pending` member's `startTime` is when its current
+    /// `Pending` spell began; one held by a failed validation (its release not yet in its region)
+    /// has the error and the service's message around it, as the update-run monitoring docs' sample
+    /// shows (`"set member: NAME to Pending due to failed validation err: …"`).
+    /// `pending`: when its current `Pending` spell began, if it is `Pending`.
+    fn member_status(&self, member: &'a MemberRt, pending: Option<Time>) -> MemberUpdateStatus<'a> {
+        let m = &self.fleet[member.id.index()];
+        let end = if member.state.is_finished() { member.end_time().or(member.start_time()) } else { None };
+        let error = error_of(&member.note);
+        let message = match (&error, pending) {
+            (Some(error), Some(_)) => Some(Cow::Owned(format!(
+                "set member: {} to Pending due to failed validation err: {}",
+                m.name, error.message
+            ))),
+            _ => member.note.message.as_deref().map(Cow::Borrowed),
+        };
+        let escaped_id = self.cluster_ids.map(|ids| &*ids[member.id.index()]);
+        MemberUpdateStatus {
+            name: &m.name,
+            cluster_resource_id: ClusterResourceId(m, escaped_id),
+            operation_id: (member.attempts > 0).then(|| OperationId::new(&self.run.name, &m.name, member.attempts)),
+            status: status(member.state, pending.or(member.start_time()), end, error),
+            message,
+        }
     }
 }
 

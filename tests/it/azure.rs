@@ -580,3 +580,41 @@ fn pending_members_are_shown_as_the_service_shows_them() {
     assert_eq!(ran["status"]["state"], "Completed");
     assert!(ran["operationId"].is_string() && ran.get("message").is_none(), "{ran}");
 }
+
+#[test]
+fn every_run_s_status_gives_each_member_its_own_cluster_id() {
+    // With several runs the ids are made once and shared by the runs' files (ReportContext::cluster_ids).
+    let dir = tempfile::tempdir().unwrap();
+    let (mut scenario, _) = import(&files("az").iter().map(String::as_str).collect::<Vec<_>>(), dir.path());
+    let mut second = scenario["updateRuns"][0].clone();
+    second["name"] = json!("run2");
+    scenario["updateRuns"].as_array_mut().unwrap().push(second);
+    let ids: std::collections::BTreeMap<String, Value> = scenario["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["name"].as_str().unwrap().to_string(), m["clusterResourceId"].clone()))
+        .collect();
+    assert!(ids.len() > 1 && ids.values().all(Value::is_string), "{ids:?}");
+    let path = dir.path().join("fleet.json");
+    std::fs::write(&path, serde_json::to_string(&scenario).unwrap()).unwrap();
+    let out = dir.path().join("report");
+    let (code, _, stderr) =
+        fleetsim(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"], dir.path());
+    assert_eq!(code, 0, "{stderr}");
+    for run in ["run1", "run2"] {
+        let status: Value =
+            serde_json::from_slice(&std::fs::read(out.join(format!("status/{run}.json"))).unwrap()).unwrap();
+        let mut seen = 0;
+        for stage in status["properties"]["status"]["stages"].as_array().unwrap() {
+            for group in stage["groups"].as_array().unwrap() {
+                for member in group["members"].as_array().unwrap() {
+                    let name = member["name"].as_str().unwrap();
+                    assert_eq!(member["clusterResourceId"], ids[name], "{run}: {name}");
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen > 1, "{run}: {seen} members");
+    }
+}
