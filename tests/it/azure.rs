@@ -232,16 +232,21 @@ fn a_run_snapshot_that_differs_from_its_named_strategy_is_used_with_a_warning() 
     );
 }
 
+/// Writes `scenario` as `fleet.json` in `dir` and runs it into `dir/report`, which it returns.
+fn run_report(scenario: &Value, dir: &Path) -> PathBuf {
+    let path = dir.join("fleet.json");
+    std::fs::write(&path, serde_json::to_string(scenario).unwrap()).unwrap();
+    let out = dir.join("report");
+    let (code, _, stderr) = fleetsim(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"], dir);
+    assert_eq!(code, 0, "{stderr}");
+    out
+}
+
 #[test]
 fn the_status_is_the_update_run_resource_and_imports_back() {
     let dir = tempfile::tempdir().unwrap();
     let (scenario, _) = import(&files("az").iter().map(String::as_str).collect::<Vec<_>>(), dir.path());
-    let path = dir.path().join("fleet.json");
-    std::fs::write(&path, serde_json::to_string(&scenario).unwrap()).unwrap();
-    let out = dir.path().join("report");
-    let (code, _, stderr) =
-        fleetsim(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"], dir.path());
-    assert_eq!(code, 0, "{stderr}");
+    let out = run_report(&scenario, dir.path());
     let status_file = out.join("status/run1.json");
     let status: Value = serde_json::from_slice(&std::fs::read(&status_file).unwrap()).unwrap();
     assert_eq!(status["type"], "Microsoft.ContainerService/fleets/updateRuns");
@@ -596,12 +601,7 @@ fn every_run_s_status_gives_each_member_its_own_cluster_id() {
         .map(|m| (m["name"].as_str().unwrap().to_string(), m["clusterResourceId"].clone()))
         .collect();
     assert!(ids.len() > 1 && ids.values().all(Value::is_string), "{ids:?}");
-    let path = dir.path().join("fleet.json");
-    std::fs::write(&path, serde_json::to_string(&scenario).unwrap()).unwrap();
-    let out = dir.path().join("report");
-    let (code, _, stderr) =
-        fleetsim(&["run", path.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"], dir.path());
-    assert_eq!(code, 0, "{stderr}");
+    let out = run_report(&scenario, dir.path());
     for run in ["run1", "run2"] {
         let status: Value =
             serde_json::from_slice(&std::fs::read(out.join(format!("status/{run}.json"))).unwrap()).unwrap();
