@@ -542,9 +542,57 @@ pub fn step_points(changes: &[(i64, i64)], start: i64, end: i64, bins: usize) ->
     out
 }
 
+/// The pieces a line wider than a pixel is drawn in, as ranges of `pixels` (its points on the
+/// chart): cut at every point where it turns back on itself, by more than 120°. plotters outlines a
+/// wide line with the offset lines of its segments, meeting at each point; where a line turns back,
+/// as a step line reduced to a bin's lowest and highest value does, they meet far from it and the
+/// outline shoots across the chart. Two pieces meet at the point they share. Points at the same pixel
+/// as the one before turn nothing (plotters skips them too).
+pub fn unfolded(pixels: &[(i32, i32)]) -> Vec<Range<usize>> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    // The last point a segment started from and the one it went to (different pixels).
+    let mut last: Option<(usize, usize)> = None;
+    for i in 1..pixels.len() {
+        if pixels[i] == pixels[i - 1] {
+            continue;
+        }
+        if let Some((from, at)) = last {
+            let (a, b, c) = (pixels[from], pixels[at], pixels[i]);
+            let incoming = (f64::from(b.0 - a.0), f64::from(b.1 - a.1));
+            let outgoing = (f64::from(c.0 - b.0), f64::from(c.1 - b.1));
+            let dot = incoming.0 * outgoing.0 + incoming.1 * outgoing.1;
+            let lengths = incoming.0.hypot(incoming.1) * outgoing.0.hypot(outgoing.1);
+            // cos 120° = -1/2: the outgoing segment heads back more than 120° from the incoming one.
+            if dot < -0.5 * lengths {
+                pieces.push(start..at + 1);
+                start = at;
+            }
+        }
+        last = Some((i - 1, i));
+    }
+    pieces.push(start..pixels.len());
+    pieces
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wide_lines_are_cut_where_they_turn_back() {
+        // A step line (right angles only) stays whole.
+        assert_eq!(unfolded(&[(0, 10), (5, 10), (5, 4), (9, 4)]), vec![0..4]);
+        // A steep drop over one pixel, then straight back up: cut at the bottom.
+        assert_eq!(unfolded(&[(0, 10), (1, 90), (1, 20), (6, 20)]), vec![0..2, 1..4]);
+        // Up and down in one column, with a repeated point: cut at both turns.
+        assert_eq!(unfolded(&[(3, 50), (3, 10), (3, 10), (3, 60), (3, 30)]), vec![0..2, 1..4, 3..5]);
+        // 120° exactly is not cut; a little more is.
+        assert_eq!(unfolded(&[(0, 0), (100, 0), (50, 87)]), vec![0..3]);
+        assert_eq!(unfolded(&[(0, 0), (100, 0), (40, 87)]), vec![0..2, 1..3]);
+        assert_eq!(unfolded(&[]), vec![0..0]);
+        assert_eq!(unfolded(&[(1, 1)]), vec![0..1]);
+    }
 
     const T0: i64 = 1_772_438_400; // 2026-03-02T08:00:00Z
 
