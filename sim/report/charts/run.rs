@@ -18,6 +18,8 @@
 //! pink bars while Pending, and the after-stage wait as a light blue bar. Line charts with more
 //! state changes than twice their bins are reduced per bin to first, lowest, highest and last value
 //! ([`super::draw::step_points`]), so SVG size is bounded by the chart width, not the fleet size.
+//! Bins are a fixed share of the time axis ([`run_bins`]): a run that spans a hundredth of it has a
+//! hundredth of them, so a year of short runs is drawn from as many points as one long run.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -44,7 +46,7 @@ const WIDTH: u32 = 1400;
 const LINE_HEIGHT: u32 = 560;
 const MEMBER_ROW_PX: u32 = 18;
 const AGGREGATE_ROW_PX: u32 = 30;
-/// Bins of the line charts: one per two pixels of plot width.
+/// Bins of the line charts across the whole time axis: one per two pixels of plot width.
 const LINE_BINS: usize = 600;
 
 /// One chart of a run report.
@@ -738,6 +740,15 @@ struct Series {
     points: Vec<(f64, f64)>,
 }
 
+/// The bins of a run's lines from `start` to `end`: its share of [`LINE_BINS`] by the part of the
+/// time axis it spans, at least one. Bins are then about as wide whatever the run, about two pixels:
+/// a run of a day in a chart of a year is not drawn from 600 bins squeezed into five pixels. A run
+/// spanning the whole axis (every single-run report) has all of them.
+fn run_bins(start: i64, end: i64, frame: &Frame) -> usize {
+    let span = (frame.end - frame.start).max(1) as f64;
+    ((end - start) as f64 * LINE_BINS as f64 / span).ceil().clamp(1.0, LINE_BINS as f64) as usize
+}
+
 /// A dashed horizontal or vertical guide with a text label.
 struct Guide {
     label: String,
@@ -779,6 +790,7 @@ impl<'a, 'c> LinesFigure<'a, 'c> {
             // Each run's lines start when the run does: zeros before that would only be clutter.
             let start = run.start_time.map_or(frame.start, |t| t.0);
             let end = track.until.0.min(frame.end).max(start);
+            let bins = run_bins(start, end, frame);
             match kind {
                 LineKind::Completion => {
                     let total: usize = run.stages.iter().map(member_count).sum();
@@ -790,14 +802,14 @@ impl<'a, 'c> LinesFigure<'a, 'c> {
                         color: if multi { color } else { draw::COMPLETED },
                         width: 2,
                         fill: !multi,
-                        points: draw::step_points(&done, start, end, LINE_BINS),
+                        points: draw::step_points(&done, start, end, bins),
                     });
                     series.push(Series {
                         label: format!("{prefix}Failed"),
                         color: if multi { color } else { draw::FAILED },
                         width: if multi { 1 } else { 2 },
                         fill: false,
-                        points: draw::step_points(&failed, start, end, LINE_BINS),
+                        points: draw::step_points(&failed, start, end, bins),
                     });
                     if !multi {
                         guides.push(Guide {
@@ -825,7 +837,7 @@ impl<'a, 'c> LinesFigure<'a, 'c> {
                         color,
                         width: 2,
                         fill: !multi,
-                        points: draw::step_points(&running, start, end, LINE_BINS),
+                        points: draw::step_points(&running, start, end, bins),
                     });
                     for stage in &run.stages {
                         if let Some(from) = stage.start_time {
@@ -1073,4 +1085,27 @@ fn bar_panel<DB: DrawingBackend>(
         root.draw(&Text::new(text, (ax - 8, py), label_style.clone()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_s_line_has_its_share_of_the_bins_of_the_time_axis() {
+        let (start, end) = (1_772_438_400, 1_772_438_400 + 365 * 86_400);
+        let frame = Frame {
+            start,
+            end,
+            lo: start as f64,
+            hi: end as f64,
+            axis: draw::time_axis(start, end, 10),
+            runs_started: 2,
+        };
+        assert_eq!(run_bins(start, end, &frame), LINE_BINS, "a run over the whole axis has every bin");
+        assert_eq!(run_bins(start + 86_400, start + 86_400 + 73 * 86_400, &frame), LINE_BINS / 5);
+        // A day of a year: its share (1.6 bins) rounded up.
+        assert_eq!(run_bins(start, start + 86_400, &frame), 2);
+        assert_eq!(run_bins(end, end, &frame), 1, "at least one");
+    }
 }
