@@ -495,8 +495,9 @@ pub fn empty_note<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, text: &str)
 /// Points of a step line for a series of `(time, value)` changes, from `start` to `end`.
 ///
 /// A series with more changes than `2 × bins` is reduced per time bin to its first, lowest, highest
-/// and last value (the M4 reduction): the drawn line looks the same at chart resolution, and SVG
-/// size stays bounded by the chart width, not by the number of members.
+/// and last value (the M4 reduction), drawn at the bin's first change: the drawn line looks the
+/// same at chart resolution, and SVG size stays bounded by the chart width, not by the number of
+/// members.
 pub fn step_points(changes: &[(i64, i64)], start: i64, end: i64, bins: usize) -> Vec<(f64, f64)> {
     let mut value = 0;
     let mut i = 0;
@@ -527,12 +528,16 @@ pub fn step_points(changes: &[(i64, i64)], start: i64, end: i64, bins: usize) ->
             if j == first {
                 continue;
             }
+            // Every move of the bin is drawn at its first change: the line stays one of horizontal
+            // and vertical segments. A slanted one (to the bin's last change) followed by a move back
+            // up or down would meet it at a sharp angle, and plotters outlines a wide line's sharp
+            // angles with a spike that can cross the chart.
             let t = rest[first].0 as f64;
             let last = rest[j - 1].1;
             out.push((t, value as f64));
             for v in [lo, hi, last] {
                 if out.last().map(|p| p.1) != Some(v as f64) {
-                    out.push((rest[j - 1].0 as f64, v as f64));
+                    out.push((t, v as f64));
                 }
             }
             value = last;
@@ -542,57 +547,9 @@ pub fn step_points(changes: &[(i64, i64)], start: i64, end: i64, bins: usize) ->
     out
 }
 
-/// The pieces a line wider than a pixel is drawn in, as ranges of `pixels` (its points on the
-/// chart): cut at every point where it turns back on itself, by more than 120°. plotters outlines a
-/// wide line with the offset lines of its segments, meeting at each point; where a line turns back,
-/// as a step line reduced to a bin's lowest and highest value does, they meet far from it and the
-/// outline shoots across the chart. Two pieces meet at the point they share. Points at the same pixel
-/// as the one before turn nothing (plotters skips them too).
-pub fn unfolded(pixels: &[(i32, i32)]) -> Vec<Range<usize>> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    // The last point a segment started from and the one it went to (different pixels).
-    let mut last: Option<(usize, usize)> = None;
-    for i in 1..pixels.len() {
-        if pixels[i] == pixels[i - 1] {
-            continue;
-        }
-        if let Some((from, at)) = last {
-            let (a, b, c) = (pixels[from], pixels[at], pixels[i]);
-            let incoming = (f64::from(b.0 - a.0), f64::from(b.1 - a.1));
-            let outgoing = (f64::from(c.0 - b.0), f64::from(c.1 - b.1));
-            let dot = incoming.0 * outgoing.0 + incoming.1 * outgoing.1;
-            let lengths = incoming.0.hypot(incoming.1) * outgoing.0.hypot(outgoing.1);
-            // cos 120° = -1/2: the outgoing segment heads back more than 120° from the incoming one.
-            if dot < -0.5 * lengths {
-                pieces.push(start..at + 1);
-                start = at;
-            }
-        }
-        last = Some((i - 1, i));
-    }
-    pieces.push(start..pixels.len());
-    pieces
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn wide_lines_are_cut_where_they_turn_back() {
-        // A step line (right angles only) stays whole.
-        assert_eq!(unfolded(&[(0, 10), (5, 10), (5, 4), (9, 4)]), vec![0..4]);
-        // A steep drop over one pixel, then straight back up: cut at the bottom.
-        assert_eq!(unfolded(&[(0, 10), (1, 90), (1, 20), (6, 20)]), vec![0..2, 1..4]);
-        // Up and down in one column, with a repeated point: cut at both turns.
-        assert_eq!(unfolded(&[(3, 50), (3, 10), (3, 10), (3, 60), (3, 30)]), vec![0..2, 1..4, 3..5]);
-        // 120° exactly is not cut; a little more is.
-        assert_eq!(unfolded(&[(0, 0), (100, 0), (50, 87)]), vec![0..3]);
-        assert_eq!(unfolded(&[(0, 0), (100, 0), (40, 87)]), vec![0..2, 1..3]);
-        assert_eq!(unfolded(&[]), vec![0..0]);
-        assert_eq!(unfolded(&[(1, 1)]), vec![0..1]);
-    }
 
     const T0: i64 = 1_772_438_400; // 2026-03-02T08:00:00Z
 
@@ -677,5 +634,9 @@ mod tests {
         let points = step_points(&changes, 0, 10_000, 50);
         assert!(points.len() <= 50 * 4 + 2, "{}", points.len());
         assert!(points.iter().any(|p| p.1 == 99.0), "the peak survives the reduction");
+        // Horizontal and vertical segments only: a slanted one turning back would draw a spike.
+        for pair in points.windows(2) {
+            assert!(pair[0].0 == pair[1].0 || pair[0].1 == pair[1].1, "slanted segment {pair:?}");
+        }
     }
 }

@@ -910,16 +910,7 @@ impl Figure for LinesFigure<'_, '_> {
             if s.fill {
                 chart.draw_series(AreaSeries::new(s.points.iter().copied(), 0.0, s.color.mix(0.15)))?;
             }
-            let style = s.color.stroke_width(s.width);
-            if s.width == 1 {
-                chart.draw_series(LineSeries::new(s.points.iter().copied(), style))?;
-                continue;
-            }
-            // A wide line in pieces that never turn back (see `draw::unfolded`).
-            let pixels: Vec<(i32, i32)> = s.points.iter().map(|p| chart.backend_coord(p)).collect();
-            for piece in draw::unfolded(&pixels) {
-                chart.draw_series(std::iter::once(PathElement::new(s.points[piece].to_vec(), style)))?;
-            }
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), s.color.stroke_width(s.width)))?;
         }
         // Every guide line first, then the labels where they fit (see `draw::Placer`).
         let mut lines = Vec::with_capacity(guides.len());
