@@ -7,13 +7,14 @@
 //! than a pixel, which are polygons) are filled by [`super::polygon`], pixel for pixel as plotters
 //! fills them; everything else is drawn as the bitmap backend draws it.
 
-use ab_glyph::{Font, FontRef, ScaleFont, point};
+use ab_glyph::{Font, FontRef, point};
 use plotters::prelude::BitMapBackend;
 use plotters_backend::{
     BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingBackend, DrawingErrorKind, text_anchor,
 };
 use rustc_hash::FxHashMap;
 
+use super::metrics::{Metrics, Placed, layout_box, text_size};
 use super::pixels::{Error, Pixels};
 
 pub(crate) struct GlyphBackend<'a> {
@@ -102,6 +103,9 @@ impl DrawingBackend for GlyphBackend<'_> {
     fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Result<(), Error> {
         self.pixels.backend().blit_bitmap(pos, size, src)
     }
+    fn estimate_text_size<T: BackendTextStyle>(&self, text: &str, style: &T) -> Result<(u32, u32), Error> {
+        text_size(text, style)
+    }
 
     fn draw_text<T: BackendTextStyle>(&mut self, text: &str, style: &T, pos: BackendCoord) -> Result<(), Error> {
         let color = style.color();
@@ -110,7 +114,7 @@ impl DrawingBackend for GlyphBackend<'_> {
         }
         // The box plotters measures (and lays charts out with): advances plus kerning, height size / 1.24.
         let ((min_x, min_y), (max_x, max_y)) =
-            style.layout_box(text).map_err(|e| DrawingErrorKind::FontError(Box::new(e)))?;
+            layout_box(text, style).map_err(|e| DrawingErrorKind::FontError(Box::new(e)))?;
         let (width, height) = (max_x - min_x, max_y - min_y);
         let dx = match style.anchor().h_pos {
             text_anchor::HPos::Left => 0,
@@ -123,27 +127,24 @@ impl DrawingBackend for GlyphBackend<'_> {
             text_anchor::VPos::Bottom => -height,
         };
         let size = style.size() as f32;
-        let font = self.font.as_scaled(size);
+        let font = &self.font;
         let transform = style.transform();
         // The baseline sits where plotters puts it: half the size below the top of the box.
         let baseline = size / 2.0;
+        let mut placed = Vec::with_capacity(text.len());
+        Metrics::with(|metrics| metrics.glyphs(size, text, |glyph| placed.push(glyph)));
         RASTERIZED.with_borrow_mut(|rasterized| {
             if rasterized.coverage.len() > MAX_COVERAGE {
                 *rasterized = Rasterized::default();
             }
             let Rasterized { ranges, coverage } = rasterized;
             let mut pen = 0f32;
-            let mut prev = None;
-            let mut glyphs: Vec<(usize, usize)> = Vec::with_capacity(text.len());
-            for c in text.chars() {
-                let id = font.glyph_id(c);
-                if let Some(p) = prev {
-                    pen += font.kern(p, id);
-                }
-                prev = Some(id);
+            let mut glyphs: Vec<(usize, usize)> = Vec::with_capacity(placed.len());
+            for Placed { id, advance, kern } in placed {
+                pen += kern;
                 let key = (id.0, size.to_bits(), pen.to_bits());
                 let glyph = id.with_scale_and_position(size, point(pen, baseline));
-                pen += font.h_advance(id);
+                pen += advance;
                 let range = *ranges.entry(key).or_insert_with(|| {
                     let start = coverage.len();
                     if let Some(outline) = font.outline_glyph(glyph) {

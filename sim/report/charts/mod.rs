@@ -16,6 +16,7 @@ mod draw;
 mod encode;
 pub mod forecast;
 mod glyphs;
+mod metrics;
 mod pixels;
 mod polygon;
 pub mod profiles;
@@ -105,7 +106,7 @@ pub(crate) fn render(figure: &impl Figure) -> anyhow::Result<Chart> {
         || -> anyhow::Result<String> {
             let mut svg = String::new();
             {
-                let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
+                let root = metrics::Measured(SVGBackend::with_string(&mut svg, (w, h))).into_drawing_area();
                 root.fill(&WHITE).map_err(|e| anyhow!("drawing SVG chart: {e}"))?;
                 figure.draw(&root).map_err(|e| anyhow!("drawing SVG chart: {e}"))?;
                 root.present().map_err(|e| anyhow!("finishing SVG chart: {e}"))?;
