@@ -240,7 +240,7 @@ fn data_parts<'a, 'c>(ctx: &'a ReportContext<'c>) -> anyhow::Result<Vec<Part<'a>
     ];
     for (i, run) in ctx.result.runs.iter().enumerate() {
         let path = Path::new("status").join(format!("{}.json", run.name));
-        parts.push(Part::Streamed(StreamedFile::new(path, move |out| write_json(out, &status::run_resource(ctx, i)))));
+        parts.push(Part::Streamed(StreamedFile::new(path, move |out| status::write_run_resource(ctx, i, out))));
     }
     parts.push(Part::Bytes(("runs.csv".into(), profiles::runs_csv(ctx)?)));
     parts.push(Part::Streamed(StreamedFile::new("versions.csv", |out| Ok(profiles::write_versions_csv(ctx, out)?))));

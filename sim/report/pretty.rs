@@ -1,10 +1,9 @@
 //! Pretty JSON as `serde_json::to_writer_pretty` writes it (two-space indent), with each line break
 //! and its indentation written in one piece.
 //!
-//! serde_json's `PrettyFormatter` writes the indentation of a line one level at a time. A member's
-//! status in `status/<run>.json` sits nine levels deep and has about ten lines, so most of the calls
-//! a status file makes to its writer were spaces; a run of a large fleet writes one such entry per
-//! member.
+//! serde_json's `PrettyFormatter` writes the indentation of a line one level at a time, and the
+//! report's JSON is deep: a group in `status/<run>.json` sits seven levels down (its members, the
+//! bulk of the file, are written by [`super::status::write_run_resource`] in this same layout).
 
 use std::io::{self, Write};
 

@@ -322,3 +322,61 @@ fn a_simulator_reset_between_replications_gives_what_a_fresh_simulation_gives() 
         }
     }
 }
+
+/// `status/<run>.json` is the run's resource serialized with its member lists left empty, with each
+/// list written into its place by `status::write_run_resource`: the same bytes as serializing the
+/// resource whole. Examples with one run and with many (member ids written once per report),
+/// failures, errors, messages with quotes, Pending members held by their region, members with
+/// their own `clusterResourceId`, and a group no member is in.
+#[test]
+fn status_files_with_members_written_apart_have_the_serialized_resource_s_bytes() {
+    use fleetsim::report::status;
+    let runs: Vec<serde_json::Value> = [1, 2]
+        .map(|n| {
+            serde_json::json!({"name": format!("run{n}"),
+            "managedClusterUpdate": {"upgrade": {"type": "ControlPlaneOnly", "kubernetesVersion": "1.33.2"}},
+            "strategy": {"stages": [{"name": "all", "groups": [
+                {"name": "a", "memberSelector": {"byLabel": "ring=a"}},
+                {"name": "none", "memberSelector": {"byLabel": "ring=c"}},
+                {"name": "b", "memberSelector": {"byLabel": "ring=b"}}]}]}})
+        })
+        .into();
+    let inline = serde_json::json!({
+        "name": "ids", "seed": 3, "start": "2026-03-02T08:00:00Z",
+        "members": [
+            {"name": "m-east", "region": "eastus", "kubernetesVersion": "1.33.1", "labels": {"ring": "a"},
+             "clusterResourceId": "/subscriptions/11111111-2222-3333-4444-555555555555/resourceGroups/rg-prod/providers/Microsoft.ContainerService/managedClusters/aks-east"},
+            {"name": "m-west", "region": "westus2", "kubernetesVersion": "1.33.1", "labels": {"ring": "b"}}
+        ],
+        "models": {"failure": {"probability": 0.5}},
+        "updateRuns": runs
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let inline_path = dir.path().join("ids.json");
+    std::fs::write(&inline_path, inline.to_string()).unwrap();
+    let mut paths: Vec<std::path::PathBuf> = ["quickstart", "autoupgrade-year", "bad-release-canary", "late-regions"]
+        .iter()
+        .map(|name| root().join(format!("scenarios/{name}.json")))
+        .collect();
+    paths.push(inline_path);
+    let mut seen = [false; 4];
+    for path in &paths {
+        let scenario = load_file(path, None).unwrap();
+        let result = simulate(&scenario, SimOptions::default());
+        let ctx = ReportContext::new(&scenario, &result);
+        for i in 0..result.runs.len() {
+            let whole = report::to_json(&status::run_resource(&ctx, i)).unwrap();
+            let mut apart = Vec::new();
+            status::write_run_resource(&ctx, i, &mut apart).unwrap();
+            let name = format!("{}: {}", path.display(), result.runs[i].name);
+            assert!(apart == whole, "{name}: the status files differ");
+            let text = String::from_utf8(whole).unwrap();
+            for (seen, what) in
+                seen.iter_mut().zip(["\\\"", "\"error\": {", "\"members\": []", "/resourceGroups/rg-prod/"])
+            {
+                *seen |= text.contains(what);
+            }
+        }
+    }
+    assert_eq!(seen, [true; 4], "escaped quotes, member errors, an empty group and a member's own cluster id");
+}
