@@ -101,7 +101,7 @@ fn paeth_row(previous: &[u8], current: &[u8], out: &mut [u8]) {
     while i + SPAN <= len {
         let from = i - BPP;
         let out = &mut out[i..i + SPAN];
-        if current[from..i + SPAN] == previous[from..i + SPAN] {
+        if same(span_and_pixel(current, from), span_and_pixel(previous, from)) {
             out.fill(0);
         } else {
             let (x, a) = (&current[i..i + SPAN], &current[from..from + SPAN]);
@@ -115,6 +115,19 @@ fn paeth_row(previous: &[u8], current: &[u8], out: &mut [u8]) {
     for i in i..len {
         out[i] = current[i].wrapping_sub(predict(current[i - BPP], previous[i], previous[i - BPP]));
     }
+}
+
+/// Whether two spans are equal: their bytes' differences folded together, which the compiler does
+/// in a few vector instructions (`==` on them called `memcmp` for every span of every row).
+#[inline(always)]
+fn same(a: &[u8; BPP + SPAN], b: &[u8; BPP + SPAN]) -> bool {
+    a.iter().zip(b).fold(0, |differ, (x, y)| differ | (x ^ y)) == 0
+}
+
+/// A span and the pixel before it, from `from`.
+#[inline(always)]
+fn span_and_pixel(row: &[u8], from: usize) -> &[u8; BPP + SPAN] {
+    row[from..from + BPP + SPAN].try_into().expect("a span and a pixel")
 }
 
 #[cfg(test)]
