@@ -100,28 +100,31 @@ struct Replay<'a, 'c> {
     /// Per member and pool, when its current image was published (`None`: no image, or one the
     /// calendar does not list): all that the image ages need, looked up once per change.
     published: Vec<Vec<Option<Time>>>,
+    /// Per member, the earliest of `published`: its oldest known image, kept as images change
+    /// (the fleet's days ask for every member's every day).
+    oldest: Vec<Option<Time>>,
     next: usize,
 }
 
 impl<'a, 'c> Replay<'a, 'c> {
     fn new(ctx: &'a ReportContext<'c>) -> Replay<'a, 'c> {
         let releases = &ctx.scenario.releases;
+        let published: Vec<Vec<Option<Time>>> = ctx
+            .scenario
+            .fleet
+            .iter()
+            .map(|m| {
+                m.node_pools
+                    .iter()
+                    .map(|p| p.node_image_version.as_ref().and_then(|v| releases.image_release(v)).map(|r| r.published))
+                    .collect()
+            })
+            .collect();
         Replay {
             ctx,
             kubernetes: ctx.scenario.fleet.iter().map(|m| m.kubernetes_version).collect(),
-            published: ctx
-                .scenario
-                .fleet
-                .iter()
-                .map(|m| {
-                    m.node_pools
-                        .iter()
-                        .map(|p| {
-                            p.node_image_version.as_ref().and_then(|v| releases.image_release(v)).map(|r| r.published)
-                        })
-                        .collect()
-                })
-                .collect(),
+            oldest: published.iter().map(|pools| earliest(pools)).collect(),
+            published,
             next: 0,
         }
     }
@@ -135,7 +138,8 @@ impl<'a, 'c> Replay<'a, 'c> {
             match (&c.pool, &c.to) {
                 (None, VersionValue::Kubernetes(v)) => self.kubernetes[m] = *v,
                 (Some(pool), VersionValue::NodeImage(v)) => {
-                    self.published[m][*pool] = self.ctx.scenario.releases.image_release(v).map(|r| r.published)
+                    self.published[m][*pool] = self.ctx.scenario.releases.image_release(v).map(|r| r.published);
+                    self.oldest[m] = earliest(&self.published[m]);
                 }
                 _ => {}
             }
@@ -143,13 +147,38 @@ impl<'a, 'c> Replay<'a, 'c> {
         }
     }
 
-    /// Age in days of the member's oldest known pool image at `t` (`None` when unknown).
+    /// Age in days of the member's oldest known pool image at `t` (`None` when unknown): the
+    /// largest of its pools' ages, which is the age of the earliest published.
     fn oldest_image_age_days(&self, m: usize, t: Time) -> Option<f64> {
-        self.published[m]
-            .iter()
-            .flatten()
-            .map(|published| (t - *published).as_seconds() as f64 / 86_400.0)
-            .fold(None, |acc: Option<f64>, age| Some(acc.map_or(age, |a| a.max(age))))
+        self.oldest[m].map(|published| (t - published).as_seconds() as f64 / 86_400.0)
+    }
+}
+
+/// The earliest of the pools' known publication times.
+fn earliest(published: &[Option<Time>]) -> Option<Time> {
+    published.iter().flatten().min().copied()
+}
+
+/// The members' lag behind a channel at `t` (`known`: what [`targets_by`] gives for `t`): how many
+/// are behind, and the mean and largest [`days_behind`]. The days depend on a member's version
+/// alone, and a fleet has a few versions: worked out once per version, summed in member order.
+fn day_lag(known: &[(Time, KubernetesVersion)], versions: &[KubernetesVersion], t: Time) -> DayLag {
+    let mut by_version: Vec<(KubernetesVersion, f64)> = Vec::new();
+    let lags: Vec<f64> = versions
+        .iter()
+        .map(|v| match by_version.iter().find(|(seen, _)| seen == v) {
+            Some(&(_, lag)) => lag,
+            None => {
+                let lag = days_behind(known, *v, t);
+                by_version.push((*v, lag));
+                lag
+            }
+        })
+        .collect();
+    DayLag {
+        behind: lags.iter().filter(|l| **l > 0.0).count(),
+        mean: if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 },
+        max: lags.iter().cloned().fold(0.0, f64::max),
     }
 }
 
@@ -249,28 +278,18 @@ pub fn fleet_days(ctx: &ReportContext) -> FleetDays {
         let mean_image_age = if ages.is_empty() { 0.0 } else { ages.iter().sum::<f64>() / ages.len() as f64 };
         let lag = kubernetes_profiles
             .iter()
-            .map(|&p| {
-                let known = targets_by(&ctx.result.profiles[p].targets, t);
-                let lags: Vec<f64> = replay.kubernetes.iter().map(|v| days_behind(known, *v, t)).collect();
-                DayLag {
-                    behind: lags.iter().filter(|l| **l > 0.0).count(),
-                    mean: if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 },
-                    max: lags.iter().cloned().fold(0.0, f64::max),
-                }
-            })
+            .map(|&p| day_lag(targets_by(&ctx.result.profiles[p].targets, t), &replay.kubernetes, t))
             .collect();
-        let mut per_minor: BTreeMap<MinorVersion, usize> = BTreeMap::new();
+        let mut per_minor: Vec<(MinorVersion, usize)> = Vec::new();
         for v in &replay.kubernetes {
-            *per_minor.entry(v.minor_version()).or_default() += 1;
+            let minor = v.minor_version();
+            match per_minor.iter_mut().find(|(m, _)| *m == minor) {
+                Some((_, count)) => *count += 1,
+                None => per_minor.push((minor, 1)),
+            }
         }
-        days.push(FleetDay {
-            time: t,
-            supported,
-            old_images,
-            mean_image_age,
-            lag,
-            per_minor: per_minor.into_iter().collect(),
-        });
+        per_minor.sort_unstable_by_key(|&(minor, _)| minor);
+        days.push(FleetDay { time: t, supported, old_images, mean_image_age, lag, per_minor });
         t = t + Duration::days(1);
     }
     FleetDays { members, kubernetes_profiles, days }
@@ -470,4 +489,36 @@ pub fn profile_summaries(ctx: &ReportContext) -> Vec<ProfileSummary> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// The lag worked out once per version is each member's own, to the bit: members on versions
+        /// of one minor and of several, behind targets that moved at various times.
+        #[test]
+        fn a_day_s_lag_is_each_member_s_days_behind(
+            patches in proptest::collection::vec((30u32..=33, 0u32..4), 0..40),
+            moves in proptest::collection::vec((0i64..20 * 86_400, 30u32..=33, 0u32..4), 0..6),
+            now in 0i64..30 * 86_400,
+        ) {
+            let version = |(minor, patch): (u32, u32)| KubernetesVersion::parse(&format!("1.{minor}.{patch}")).unwrap();
+            let versions: Vec<KubernetesVersion> = patches.into_iter().map(version).collect();
+            let mut targets: Vec<(Time, KubernetesVersion)> =
+                moves.into_iter().map(|(at, minor, patch)| (Time(at), version((minor, patch)))).collect();
+            targets.sort_by_key(|(at, _)| *at);
+            let t = Time(now);
+            let known = targets_by(&targets, t);
+            let lags: Vec<f64> = versions.iter().map(|v| days_behind(known, *v, t)).collect();
+            let lag = day_lag(known, &versions, t);
+            prop_assert_eq!(lag.behind, lags.iter().filter(|l| **l > 0.0).count());
+            let mean = if lags.is_empty() { 0.0 } else { lags.iter().sum::<f64>() / lags.len() as f64 };
+            prop_assert_eq!(lag.mean.to_bits(), mean.to_bits());
+            prop_assert_eq!(lag.max.to_bits(), lags.iter().cloned().fold(0.0, f64::max).to_bits());
+        }
+    }
 }
