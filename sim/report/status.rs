@@ -121,7 +121,9 @@ pub struct UpdateGroupStatus<'a> {
     pub after_gates: Vec<UpdateRunGateStatus>,
 }
 
-/// A group's members as the service shows them, serialized one at a time.
+/// A group's members as the service shows them, serialized one at a time. Report folders write
+/// them with [`write_run_resource`]; serializing them here is the reference it is tested against,
+/// and what any other serializer of [`UpdateRunResource`] gets.
 pub struct MemberStatuses<'a> {
     fleet: &'a [Member],
     /// The members' cluster ids, escaped once for every run's file ([`ReportContext::cluster_ids`]).
@@ -340,12 +342,14 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|window| window[0] == needle[0] && window == needle)
 }
 
-/// The lines of a member's entry around its values, at one indentation, made once for a group:
-/// each is a line break, its indentation and a key (or a closing brace), as [`super::pretty`]
-/// writes them.
+/// The text of a member's entry between its values, at one indentation, made once for a group,
+/// as [`super::pretty`] writes it: line breaks, indentation, keys, braces and commas. Each piece
+/// ends where a value starts (`name` with the entry's `{`, `state` and `error_code` with the
+/// object they open) or where the entry goes on (the `*_end` pieces close an object).
 struct EntryLayout {
-    /// Before the first entry, and between two.
+    /// Before the first entry.
     first: Vec<u8>,
+    /// Between two entries.
     next: Vec<u8>,
     name: Vec<u8>,
     cluster_resource_id: Vec<u8>,

@@ -236,25 +236,30 @@ fn profile_outputs_are_written() {
 
 /// A member's image age is its oldest pool's: pools on images published 40 and 10 days before the
 /// start make a member 40 days old, over the 30 days of `image_older_than_30d`, whichever pool
-/// comes first.
+/// comes first; once a NodeImage run has moved every pool to the image released an hour after the
+/// start, every member is as old as that image.
 #[test]
 fn fleet_metrics_age_a_member_by_its_oldest_pool() {
     let old = "AKSUbuntu-2204gen2containerd-202601.20.0";
     let new = "AKSUbuntu-2204gen2containerd-202602.19.0";
     let images = json!([{"version": old, "published": "2026-01-21T00:00:00Z"},
-                        {"version": new, "published": "2026-02-20T00:00:00Z"}]);
+                        {"version": new, "published": "2026-02-20T00:00:00Z"},
+                        {"version": "AKSUbuntu-2204gen2containerd-202603.02.0", "published": "2026-03-02T01:00:00Z", "available": "+1h"},
+                        {"version": "AKSUbuntu-2204gen2containerd-202603.04.0", "published": "2026-03-04T00:00:00Z", "available": "+2d"}]);
     let members = vec![
         member("m01", "westeurope", "1.33.1", &[("a", "Ubuntu", new), ("b", "Ubuntu", old)]),
         member("m02", "westeurope", "1.33.1", &[("a", "Ubuntu", old), ("b", "Ubuntu", new)]),
         member("m03", "westeurope", "1.33.1", &[("a", "Ubuntu", new), ("b", "Ubuntu", new)]),
     ];
     let releases = json!({"kubernetes": [{"version": "1.33.1", "available": BEFORE}], "nodeImages": images});
-    let (s, r) = run(&review_scenario("ages", members, releases, json!([{"name": "stable", "channel": "Stable"}])));
+    let (s, r) = run(&review_scenario("ages", members, releases, json!([{"name": "images", "channel": "NodeImage"}])));
     let files = fleetsim::report::render(&fleetsim::report::ReportContext::new(&s, &r)).unwrap();
     let metrics = String::from_utf8(files.iter().find(|(p, _)| p.ends_with("fleet-metrics.csv")).unwrap().1.clone());
     let metrics = metrics.unwrap();
     // Ages 40, 40 and 10 days: a mean of 30, two members past 30 days.
-    assert!(metrics.contains("\n2026-03-02,3,1,2,30,"), "{metrics}");
+    assert!(metrics.contains("\n2026-03-02,3,1,2,30\n"), "{metrics}");
+    // A day later every pool has the image published at 01:00: 23 hours old.
+    assert!(metrics.contains("\n2026-03-03,3,1,0,0.958\n"), "{metrics}");
 }
 
 #[test]

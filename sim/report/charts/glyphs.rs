@@ -23,7 +23,8 @@ pub(crate) struct GlyphBackend<'a> {
 }
 
 impl<'a> GlyphBackend<'a> {
-    /// `font` is the bundled font, the one whose glyphs each thread keeps ([`RASTERIZED`]).
+    /// `font` is the bundled font, the one whose glyphs each thread keeps ([`RASTERIZED`]): text is
+    /// laid out with the bundled font's metrics ([`Metrics`]) and drawn with these outlines.
     pub(crate) fn new(pixels: Pixels<'a>, font: FontRef<'static>) -> GlyphBackend<'a> {
         GlyphBackend { pixels, font }
     }

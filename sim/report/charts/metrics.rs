@@ -30,6 +30,10 @@ pub(crate) struct Metrics {
     kerning: FxHashMap<(u16, u16), f32>,
 }
 
+/// Kerning pairs kept per thread before they are dropped and looked up again (a few bytes each;
+/// chart labels meet a few thousand).
+const MAX_PAIRS: usize = 1 << 16;
+
 /// A text's box as plotters gives it: its corners, from the origin.
 pub(crate) type LayoutBox = ((i32, i32), (i32, i32));
 
@@ -39,7 +43,7 @@ thread_local! {
 
 /// A glyph of a text as `ab_glyph` lays it out at one size: its id, its advance and the kerning
 /// between the glyph before it and this one (0 for the first), in pixels.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Placed {
     pub id: GlyphId,
     pub advance: f32,
@@ -80,6 +84,10 @@ impl Metrics {
     }
 
     fn kern(&mut self, first: GlyphId, second: GlyphId) -> f32 {
+        // Pairs met so far, kept within bounds on a thread that draws charts for a long time.
+        if self.kerning.len() >= MAX_PAIRS {
+            self.kerning.clear();
+        }
         let font = &self.font;
         *self.kerning.entry((first.0, second.0)).or_insert_with(|| font.kern_unscaled(first, second))
     }
@@ -104,13 +112,18 @@ impl Metrics {
     /// The box plotters' `ab_glyph` font gives `text` at `size` (`FontData::estimate_layout`): from
     /// the origin to the sum of advances and kerning, truncated, by `size / 1.24`, truncated.
     pub(crate) fn layout_box(&mut self, size: f64, text: &str) -> LayoutBox {
+        ((0, 0), (self.width(size as f32, text) as i32, (size / 1.24) as i32))
+    }
+
+    /// The width `estimate_layout` adds up before truncating it: the same sum in the same order,
+    /// each advance, then the kerning with the glyph before it.
+    fn width(&mut self, size: f32, text: &str) -> f32 {
         let mut width = 0f32;
-        // The same sum in the same order: each advance, then the kerning with the glyph before it.
-        self.glyphs(size as f32, text, |glyph| {
+        self.glyphs(size, text, |glyph| {
             width += glyph.advance;
             width += glyph.kern;
         });
-        ((0, 0), (width as i32, (size / 1.24) as i32))
+        width
     }
 }
 
@@ -262,6 +275,25 @@ mod tests {
     }
 
     proptest! {
+        /// The width before it is truncated, to the bit: `estimate_layout`'s loop, redone.
+        #[test]
+        fn the_width_is_estimate_layout_s_sum(text in "\\PC{0,40}", tenths in 10u32..400) {
+            use ab_glyph::ScaleFont;
+            let size = tenths as f32 / 10.0;
+            let font = FontRef::try_from_slice(FONT).unwrap();
+            let scaled = font.as_scaled(size);
+            let (mut width, mut prev) = (0f32, None);
+            for c in text.chars() {
+                let id = scaled.glyph_id(c);
+                width += scaled.h_advance(id);
+                if let Some(p) = prev {
+                    width += scaled.kern(p, id);
+                }
+                prev = Some(id);
+            }
+            prop_assert_eq!(Metrics::with(|m| m.width(size, &text)).to_bits(), width.to_bits());
+        }
+
         #[test]
         fn any_text_at_any_size_measures_as_plotters_does(text in "\\PC{0,40}", tenths in 10u32..400) {
             let size = f64::from(tenths) / 10.0;
