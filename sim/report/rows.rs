@@ -13,8 +13,8 @@
 
 use std::io::{self, Write};
 
-/// Flushed to the output when the buffer holds this much.
-const FLUSH_AT: usize = 1 << 16;
+/// Flushed to the output when the buffer holds this much (the status files' member lists too).
+pub(crate) const FLUSH_AT: usize = 1 << 16;
 
 /// Writes rows of fields to `out` as `csv::Writer::from_writer(out)` writes them with
 /// `write_record` (fields separated by `,`, rows ended by `\n`, a field quoted only when it must

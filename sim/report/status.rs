@@ -21,6 +21,7 @@ use crate::orchestrator::{Note, Strategy, UpdateRun, UpdateState};
 use crate::world::ImageSelection;
 
 use super::ReportContext;
+use super::rows::FLUSH_AT;
 
 /// The fake subscription every resource id uses: ids must look like ARM ids but point nowhere.
 pub const SUBSCRIPTION: &str = "00000000-0000-0000-0000-000000000000";
@@ -334,9 +335,6 @@ pub fn write_run_resource(ctx: &ReportContext, run_index: usize, out: &mut dyn W
 
 /// A member list as the resource is serialized for [`write_run_resource`].
 const EMPTY_MEMBERS: &[u8] = b"\"members\": []";
-
-/// Bytes gathered before they are handed to the file.
-const FLUSH_AT: usize = 1 << 16;
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|window| window[0] == needle[0] && window == needle)
