@@ -53,7 +53,8 @@ fn escaped_pieces<E>(text: &str, mut put: impl FnMut(&str) -> Result<(), E>) -> 
             b'<' => "&lt;",
             b'>' => "&gt;",
             b'"' => "&quot;",
-            _ => "&#39;",
+            b'\'' => "&#39;",
+            _ => unreachable!("`next_special` finds only the five special bytes"),
         };
         put(&text[from..i])?;
         put(entity)?;
@@ -890,10 +891,11 @@ mod tests {
     #[test]
     fn a_special_character_is_escaped_at_every_place_of_text_of_every_length() {
         // Text shorter than the 16 bytes passed over at once, of whole chunks and a tail, with each
-        // special character (and bytes next to them) at each place, alone and twice.
+        // special character (and bytes next to them, and characters of two to four bytes) at each
+        // place, alone and twice.
         for len in 0..=40 {
             for at in 0..len {
-                for c in ['&', '<', '>', '"', '\'', '%', '=', '?', '(', 'é'] {
+                for c in ['&', '<', '>', '"', '\'', '%', '=', '?', '(', 'é', 'Ѐ', '€', '😀'] {
                     let text: String = (0..len).map(|i| if i == at { c } else { 'a' }).collect();
                     for text in [text.clone(), format!("{text}{text}")] {
                         let mut pushed = String::new();
