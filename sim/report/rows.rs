@@ -9,11 +9,10 @@
 //! field is scanned once for the four bytes that make the default writer quote it (`,` `"` `\n`
 //! `\r`), 16 bytes at a time (fields of 8 to 15 bytes as two overlapping words, shorter ones byte
 //! by byte), and copied whole; one that has them is quoted with its `"` doubled, as the default
-//! writer does, found by `memchr`. With fields scanned a byte at a time,
-//! that year's two files took 344 M instructions; checked a chunk at a time, with the skipped
-//! members' quoted messages copied between their quotes, 277 M. The smaller files keep the `csv`
-//! crate, and tests compare the two writers on random fields and on every special byte at every
-//! place of fields up to 50 bytes long.
+//! writer does, found by `memchr`. With fields scanned a byte at a time, that year's two files took
+//! 344 M instructions; checked a chunk at a time, with the skipped members' quoted messages copied
+//! between their quotes, 277 M. The smaller files keep the `csv` crate, and tests compare the two
+//! writers on random fields and on every special byte at every place of fields up to 50 bytes long.
 
 use std::io::{self, Write};
 
