@@ -47,14 +47,14 @@ impl std::fmt::Display for Escaped<'_> {
 fn escaped_pieces<E>(text: &str, mut put: impl FnMut(&str) -> Result<(), E>) -> Result<(), E> {
     let bytes = text.as_bytes();
     let mut from = 0;
-    while let Some(i) = next_special(&bytes[from..]).map(|i| from + i) {
+    while let Some(i) = super::scan::first(&bytes[from..], special).map(|i| from + i) {
         let entity = match bytes[i] {
             b'&' => "&amp;",
             b'<' => "&lt;",
             b'>' => "&gt;",
             b'"' => "&quot;",
             b'\'' => "&#39;",
-            _ => unreachable!("`next_special` finds only the five special bytes"),
+            _ => unreachable!("only the five special bytes are found"),
         };
         put(&text[from..i])?;
         put(entity)?;
@@ -63,26 +63,11 @@ fn escaped_pieces<E>(text: &str, mut put: impl FnMut(&str) -> Result<(), E>) -> 
     put(&text[from..])
 }
 
-/// Whether HTML text escapes byte `b` (five comparisons without a branch, which the compiler makes
-/// wide over an array of bytes).
+/// Whether HTML text escapes byte `b` (found 16 bytes at a time: most cells of a member table have
+/// nothing to escape).
 #[inline(always)]
 fn special(b: u8) -> bool {
     (b == b'&') | (b == b'<') | (b == b'>') | (b == b'"') | (b == b'\'')
-}
-
-/// Where the first [`special`] byte of `bytes` is: text without one is passed over 16 bytes at a
-/// time (most cells of a member table have nothing to escape).
-#[inline]
-fn next_special(bytes: &[u8]) -> Option<usize> {
-    let mut at = 0;
-    while let Some(chunk) = bytes.get(at..at + 16) {
-        let chunk: &[u8; 16] = chunk.try_into().expect("16 bytes");
-        if chunk.iter().fold(0, |any, &b| any | u8::from(special(b))) != 0 {
-            break;
-        }
-        at += 16;
-    }
-    bytes[at..].iter().position(|&b| special(b)).map(|i| at + i)
 }
 
 /// Appends `text` to `out` escaped as [`Escaped`] writes it, without the formatting machinery: the

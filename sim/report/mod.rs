@@ -11,6 +11,7 @@ pub mod outcome;
 pub mod pretty;
 pub mod profiles;
 pub mod rows;
+mod scan;
 pub mod status;
 pub mod summary;
 pub mod tables;

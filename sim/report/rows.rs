@@ -69,12 +69,6 @@ fn special(b: u8) -> bool {
     (b == b',') | (b == b'"') | (b == b'\n') | (b == b'\r')
 }
 
-/// Whether any of the 16 bytes is [`special`] (compiled to a few wide comparisons).
-#[inline(always)]
-fn any_special(chunk: &[u8; 16]) -> bool {
-    chunk.iter().fold(0, |any, &b| any | u8::from(special(b))) != 0
-}
-
 /// Whether any of the 8 bytes is [`special`], as one word: a byte equal to `c` is a zero byte of
 /// `word ^ c…c`, and `(v - 0x01…01) & !v & 0x80…80` is not zero exactly when `v` has a zero byte.
 #[inline(always)]
@@ -96,8 +90,8 @@ fn needs_quotes(field: &[u8]) -> bool {
         0..8 => field.iter().any(|&b| special(b)),
         8..16 => any_special_in_word(word(0)) || any_special_in_word(word(n - 8)),
         _ => {
-            field.chunks_exact(16).any(|chunk| any_special(chunk.try_into().expect("16 bytes")))
-                || any_special(field[n - 16..].try_into().expect("16 bytes"))
+            let chunk = |bytes: &[u8]| super::scan::any_in_chunk(bytes.try_into().expect("16 bytes"), special);
+            field.chunks_exact(16).any(chunk) || chunk(&field[n - 16..])
         }
     }
 }

@@ -419,24 +419,15 @@ fn string(out: &mut Vec<u8>, pieces: &[&str]) {
     out.push(b'"');
 }
 
-/// How many bytes at the start of `bytes` serde_json writes as they are: checked 16 at a time
-/// (a fixed-size check the compiler does in a few vector instructions), then one by one.
+/// How many bytes at the start of `bytes` serde_json writes as they are (checked 16 at a time).
 fn plain_prefix(bytes: &[u8]) -> usize {
-    let mut plain = 0;
-    while let Some(chunk) = bytes.get(plain..plain + 16) {
-        let chunk: &[u8; 16] = chunk.try_into().expect("16 bytes");
-        if chunk.iter().fold(false, |any, &b| any | escaped(b)) {
-            break;
-        }
-        plain += 16;
-    }
-    plain + bytes[plain..].iter().position(|&b| escaped(b)).unwrap_or(bytes.len() - plain)
+    super::scan::first(bytes, escaped).unwrap_or(bytes.len())
 }
 
 /// Whether serde_json escapes the byte in a string.
 #[inline(always)]
 fn escaped(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
+    (b < 0x20) | (b == b'"') | (b == b'\\')
 }
 
 /// Text that needs no escaping (times, GUIDs, state names), as a JSON string.
