@@ -10,6 +10,7 @@ mod resume;
 pub mod rollout;
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 use std::collections::BTreeMap;
 
@@ -670,31 +671,33 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Why pool `i` has no target image in `run` (`None`: the run does not touch pools at all).
-    fn no_target_reason(&self, run: RunId, member: MemberId, i: usize, now: Time) -> Option<String> {
+    /// Why pool `i` has no target image in `run`, written to `out` (`false`, nothing written: the
+    /// run does not touch pools at all).
+    fn no_target_reason(&self, run: RunId, member: MemberId, i: usize, now: Time, out: &mut String) -> bool {
         let context = &self.runs[run as usize];
         let m = &self.fleet[member.index()];
         let pool = &m.node_pools[i];
         if !context.spec.kind.touches_pools() {
-            return None;
+            return false;
         }
         if context.spec.security_patch && pool.os_sku.is_windows() {
-            return Some("Windows node pools are not patched by the SecurityPatch channel".to_string());
+            out.push_str("Windows node pools are not patched by the SecurityPatch channel");
+            return true;
         }
-        let family = &pool.image_family;
-        Some(match &context.spec.images {
+        let family: &str = &pool.image_family;
+        let parts: &[&str] = match &context.spec.images {
             ImageSelection::Latest if self.pools_of(member)[i].from_snapshot => {
-                "the pool keeps the node image of its snapshot under Latest".to_string()
+                &["the pool keeps the node image of its snapshot under Latest"]
             }
             ImageSelection::Latest => {
                 debug_assert!(self.releases.newest_image(family, &m.region, now).is_none());
-                format!("no node image of family \"{family}\" is released in region \"{}\"", m.region)
+                &["no node image of family \"", family, "\" is released in region \"", &m.region, "\""]
             }
-            ImageSelection::Consistent => {
-                format!("no consistent node image version of family \"{family}\" was selected")
-            }
-            ImageSelection::Custom(_) => format!("the run targets no node image of family \"{family}\""),
-        })
+            ImageSelection::Consistent => &["no consistent node image version of family \"", family, "\" was selected"],
+            ImageSelection::Custom(_) => &["the run targets no node image of family \"", family, "\""],
+        };
+        parts.iter().for_each(|part| out.push_str(part));
+        true
     }
 
     fn behind(current: &Option<Cow<'_, NodeImageVersion>>, target: &NodeImageVersion) -> bool {
@@ -1482,40 +1485,71 @@ impl Facts for World<'_> {
         if !k8s_done {
             return None;
         }
-        // Per pool: `Ok` at or ahead of its target, `Err` why it has none. A pool without a target
-        // is not "at target": when there is a reason to give, the message gives it (SEMANTICS §5.5).
-        let mut pools: Vec<(usize, Result<&NodeImageVersion, String>)> = Vec::new();
-        for i in 0..self.pools_of(member).len() {
+        // Per pool: at or ahead of its target, or without one. A pool without a target is not "at
+        // target": when there is a reason to give (the run touches pools), the message gives it
+        // (SEMANTICS §5.5). The message is written in one piece: members that are skipped come by
+        // the thousand in a year of auto-upgrade runs.
+        let pool_count = self.pools_of(member).len();
+        let mut all_at_target = true;
+        for i in 0..pool_count {
             match self.pool_target(run, member, i, now) {
                 Some(t) if Self::behind(&self.pools_of(member)[i].image, t) => return None,
-                Some(t) => pools.push((i, Ok(t))),
-                None => pools.extend(self.no_target_reason(run, member, i, now).map(|why| (i, Err(why)))),
+                Some(_) => {}
+                None => all_at_target &= !spec.kind.touches_pools(),
             }
         }
-        let kubernetes = spec
-            .kubernetes_version
-            .filter(|_| spec.kind.touches_control_plane())
-            .map(|t| format!("Kubernetes version {current} is already at or ahead of target {t}"));
-        let message = if pools.iter().all(|(_, p)| p.is_ok()) {
+        let kubernetes = spec.kubernetes_version.filter(|_| spec.kind.touches_control_plane());
+        // Room for a Kubernetes version and two pools: the message is written without growing.
+        let mut message = String::with_capacity(256);
+        // Writing to a `String` cannot fail.
+        if all_at_target {
             match (spec.kind, kubernetes) {
-                (UpgradeType::ControlPlaneOnly, Some(k)) => k,
-                (_, Some(k)) => format!("{k} and every agent pool's node image is already at or ahead of target"),
-                _ => "every agent pool's node image is already at or ahead of target".to_string(),
+                (UpgradeType::ControlPlaneOnly, Some(t)) => {
+                    let _ = write!(message, "Kubernetes version {current} is already at or ahead of target {t}");
+                }
+                (_, Some(t)) => {
+                    let _ = write!(
+                        message,
+                        "Kubernetes version {current} is already at or ahead of target {t} and every agent \
+                         pool's node image is already at or ahead of target"
+                    );
+                }
+                _ => message.push_str("every agent pool's node image is already at or ahead of target"),
             }
         } else {
+            message.push_str("nothing to upgrade: ");
+            if let Some(t) = kubernetes {
+                let _ = write!(message, "Kubernetes version {current} is already at or ahead of target {t}; ");
+            }
             let m = &self.fleet[member.index()];
-            let states = self.pools_of(member);
-            let pools = pools.into_iter().map(|(i, answer)| match answer {
-                Ok(target) => format!(
-                    "{}: current node image version \"{}\" is already at or ahead of target \"{target}\"",
-                    m.node_pools[i].name,
-                    states[i].image.as_ref().map_or("", |v| v.as_str())
-                ),
-                Err(why) => format!("{}: {why}", m.node_pools[i].name),
-            });
-            let parts: Vec<String> = kubernetes.into_iter().chain(pools).collect();
-            format!("nothing to upgrade: {}", parts.join("; "))
-        };
+            for i in 0..pool_count {
+                if i > 0 {
+                    message.push_str("; ");
+                }
+                message.push_str(&m.node_pools[i].name);
+                message.push_str(": ");
+                match self.pool_target(run, member, i, now) {
+                    Some(target) => {
+                        let image = self.pools_of(member)[i].image.as_ref().map_or("", |v| v.as_str());
+                        for part in [
+                            "current node image version \"",
+                            image,
+                            "\" is already at or ahead of target \"",
+                            target.as_str(),
+                            "\"",
+                        ] {
+                            message.push_str(part);
+                        }
+                    }
+                    // Not every pool is at target, so the run touches pools: a pool without a
+                    // target has a reason.
+                    None => {
+                        let told = self.no_target_reason(run, member, i, now, &mut message);
+                        debug_assert!(told, "a run that touches pools tells why a pool has no target");
+                    }
+                }
+            }
+        }
         Some(Note::message(message))
     }
 

@@ -745,3 +745,76 @@ fn a_generated_run_never_takes_an_existing_runs_name() {
     assert_eq!(names(&r), ["stable-1-32-6", "stable-1-32-6-2"]);
     assert_eq!(r.specs[1].auto_upgrade_profile.as_deref(), Some("stable"));
 }
+
+/// SEMANTICS §5.5: a member with nothing to upgrade is Skipped with a message that says, per part
+/// the run touches, why: the Kubernetes version at or ahead of the target, each pool's image at or
+/// ahead of its target, or why a pool has no target (no image of its family in the member's region
+/// under Latest, a snapshot pool under Latest, a family the Custom selection does not name). Pools
+/// are told in their order, joined by "; ".
+#[test]
+fn members_with_nothing_to_upgrade_say_why() {
+    let ubuntu = format!("{UBUNTU}-202602.10.0");
+    let azure_linux = format!("{AZURE_LINUX}-202602.10.0");
+    let images = json!([
+        {"version": ubuntu, "available": "-20d"},
+        {"version": azure_linux, "available": {"regions": {"australiaeast": "-20d"}}}
+    ]);
+    let mut snapshot =
+        member("snap", "westeurope", "1.33.5", &[("system", "Ubuntu", &ubuntu), ("old", "Ubuntu", &ubuntu)]);
+    snapshot["nodePools"][1]["fromSnapshot"] = json!(true);
+    let members = vec![
+        member("ubuntu", "westeurope", "1.33.5", &[("system", "Ubuntu", &ubuntu)]),
+        member("mixed", "westeurope", "1.33.5", &[("system", "Ubuntu", &ubuntu), ("azl", "AzureLinux", &azure_linux)]),
+        snapshot,
+    ];
+    let kubernetes = json!([{"version": "1.33.4", "available": "-90d"}, {"version": "1.33.5", "available": "-60d"}]);
+    let releases = json!({"kubernetes": kubernetes, "nodeImages": images});
+    let mut doc: Value = serde_json::from_str(&review_scenario("nothing", members, releases, json!([]))).unwrap();
+    let custom = json!({"type": "Custom", "customNodeImageVersions": [{"version": ubuntu}]});
+    doc["updateRuns"] = json!([
+        {"name": "control-plane", "managedClusterUpdate": {"upgrade": {"type": "ControlPlaneOnly", "kubernetesVersion": "1.33.5"}}},
+        {"name": "full", "managedClusterUpdate": {"upgrade": {"type": "Full", "kubernetesVersion": "1.33.5"}}},
+        {"name": "images", "managedClusterUpdate": {"upgrade": {"type": "NodeImageOnly"}}},
+        {"name": "custom", "managedClusterUpdate": {"upgrade": {"type": "Full", "kubernetesVersion": "1.33.4"}, "nodeImageSelection": custom}},
+    ]);
+    let (s, r) = run(&doc.to_string());
+    let at_target = |pool: &str| {
+        format!("{pool}: current node image version \"{ubuntu}\" is already at or ahead of target \"{ubuntu}\"")
+    };
+    let k8s = "Kubernetes version 1.33.5 is already at or ahead of target";
+    let expected = [
+        ("control-plane", "ubuntu", format!("{k8s} 1.33.5")),
+        ("control-plane", "mixed", format!("{k8s} 1.33.5")),
+        ("full", "ubuntu", format!("{k8s} 1.33.5 and every agent pool's node image is already at or ahead of target")),
+        (
+            "full",
+            "mixed",
+            format!(
+                "nothing to upgrade: {k8s} 1.33.5; {}; azl: no node image of family \"{AZURE_LINUX}\" is released in region \"westeurope\"",
+                at_target("system")
+            ),
+        ),
+        ("images", "ubuntu", "every agent pool's node image is already at or ahead of target".to_string()),
+        (
+            "images",
+            "snap",
+            format!(
+                "nothing to upgrade: {}; old: the pool keeps the node image of its snapshot under Latest",
+                at_target("system")
+            ),
+        ),
+        (
+            "custom",
+            "mixed",
+            format!(
+                "nothing to upgrade: {k8s} 1.33.4; {}; azl: the run targets no node image of family \"{AZURE_LINUX}\"",
+                at_target("system")
+            ),
+        ),
+    ];
+    for (run_name, member_name, message) in expected {
+        let run = run_named(&r, run_name);
+        assert_eq!(member_state(&s, run, member_name), Skipped, "{run_name} {member_name}");
+        assert_eq!(member_note(&s, run, member_name), message, "{run_name} {member_name}");
+    }
+}
