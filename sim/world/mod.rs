@@ -1499,7 +1499,8 @@ impl Facts for World<'_> {
             }
         }
         let kubernetes = spec.kubernetes_version.filter(|_| spec.kind.touches_control_plane());
-        // Room for a Kubernetes version and two pools: the message is written without growing.
+        // Room for the usual message, a pool or two without a target (about 100 bytes each), written
+        // without growing; a longer one (a pool at target is about 160 bytes) grows once or twice.
         let mut message = String::with_capacity(256);
         // Writing to a `String` cannot fail.
         if all_at_target {
