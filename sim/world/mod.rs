@@ -696,7 +696,9 @@ impl<'a> World<'a> {
             ImageSelection::Consistent => &["no consistent node image version of family \"", family, "\" was selected"],
             ImageSelection::Custom(_) => &["the run targets no node image of family \"", family, "\""],
         };
-        parts.iter().for_each(|part| out.push_str(part));
+        for part in parts {
+            out.push_str(part);
+        }
         true
     }
 
