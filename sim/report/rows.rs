@@ -61,15 +61,18 @@ impl<'w> Rows<'w> {
     }
 }
 
-/// Whether the `csv` crate's default writer quotes a field with byte `b` (its delimiter, its quote
-/// and both line ends).
+/// The bytes that make the `csv` crate's default writer quote a field: its delimiter, its quote and
+/// both line ends.
+const QUOTED: [u8; 4] = [b',', b'"', b'\n', b'\r'];
+
+/// Whether byte `b` is one of [`QUOTED`].
 #[inline(always)]
 fn special(b: u8) -> bool {
     // Four comparisons without a branch, which the compiler makes wide over an array of bytes.
-    (b == b',') | (b == b'"') | (b == b'\n') | (b == b'\r')
+    QUOTED.iter().fold(false, |any, &c| any | (b == c))
 }
 
-/// Whether any of the 8 bytes is [`special`], as one word: a byte equal to `c` is a zero byte of
+/// Whether any of the 8 bytes is one of [`QUOTED`], as one word: a byte equal to `c` is a zero byte of
 /// `word ^ c…c`, and `(v - 0x01…01) & !v & 0x80…80` is not zero exactly when `v` has a zero byte.
 #[inline(always)]
 fn any_special_in_word(bytes: &[u8; 8]) -> bool {
@@ -77,7 +80,7 @@ fn any_special_in_word(bytes: &[u8; 8]) -> bool {
     const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
     let word = u64::from_ne_bytes(*bytes);
     let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    [b',', b'"', b'\n', b'\r'].iter().fold(0, |any, &c| any | zero_byte(word ^ (u64::from(c) * ONES))) != 0
+    QUOTED.iter().fold(0, |any, &c| any | zero_byte(word ^ (u64::from(c) * ONES))) != 0
 }
 
 /// Whether the field has a [`special`] byte: checked 16 bytes at a time (the last 16 ending it), a
