@@ -998,6 +998,10 @@ fn draw_member(
         }
     };
     let mut pool_rng = stream("nodePools");
+    // The images of a drawing pool's OS available in the region, newest first. They are read only
+    // as far as the age drawn (a family lists every weekly image, and a member takes one of the
+    // newest few): listing them all would look every release up by region, for every member.
+    let newest_first = |os: OsSku| calendar.images_available(os.default_image_family(), region, ctx.start);
     // No pool list or model: the default pool, as a member without `nodePools` has it.
     let default_pool = plan.dto.node_pools.is_none();
     let mut pools: Vec<NodePoolDto> = match (&plan.dto.node_pools, &plan.pools) {
@@ -1029,6 +1033,14 @@ fn draw_member(
                 })
                 .collect()
         }
+        // The default pool with no image to draw (none of Ubuntu's family in the region) is left out
+        // of the DTO: the member is built with the same default pool, and no pool DTO is made and
+        // dropped for it.
+        _ if !keep_dtos
+            && !parse_os_sku("Ubuntu", parsed_version).is_ok_and(|os| newest_first(os).next().is_some()) =>
+        {
+            Vec::new()
+        }
         _ => vec![NodePoolDto {
             name: "nodepool1".to_string(),
             os_sku: None,
@@ -1045,11 +1057,7 @@ fn draw_member(
         Some(sku) => parse_os_sku(sku, parsed_version).ok(),
         None => parse_os_sku("Ubuntu", parsed_version).ok(),
     };
-    // The images of a drawing pool's OS available in the region, newest first. They are read only
-    // as far as the age drawn (a family lists every weekly image, and a member takes one of the
-    // newest few): listing them all would look every release up by region, for every member.
     let drawing = |pool: &NodePoolDto| pool.node_image_version.is_none();
-    let newest_first = |os: OsSku| calendar.images_available(os.default_image_family(), region, ctx.start);
     let mut oses: Vec<OsSku> = Vec::new();
     for os in pools.iter().filter(|pool| drawing(pool)).filter_map(os_of) {
         if !oses.contains(&os) {
@@ -1085,9 +1093,9 @@ fn draw_member(
             group,
             labels,
             kubernetes_version,
-            // Left out when it is the default pool as it stands, unless the DTO is kept to be shown:
-            // the member is built with the same default pool, without a pool DTO made and dropped.
-            node_pools: (keep_dtos || !default_pool || pools[0].node_image_version.is_some()).then_some(pools),
+            // Left out when it is the default pool as it stands, unless the DTO is kept to be shown.
+            node_pools: (keep_dtos || !default_pool || pools.first().is_some_and(|p| p.node_image_version.is_some()))
+                .then_some(pools),
             aks_managed_auto_upgrade_schedule: auto_upgrade.map(Box::new),
             aks_managed_node_os_upgrade_schedule: node_os.map(Box::new),
             long_term_support,

@@ -390,3 +390,45 @@ fn status_files_with_members_written_apart_have_the_serialized_resource_s_bytes(
     }
     assert_eq!(seen, [true; 4], "escaped quotes, member errors, an empty group and a member's own cluster id");
 }
+
+/// `--dump-fleet` keeps every generated member's DTO and a plain load does not (its default pool,
+/// when it has no image to draw, is not even made): the members built are the same either way,
+/// for the examples and for generators without `nodePools` where Ubuntu images are, and are not,
+/// released.
+#[test]
+fn generated_members_are_the_same_whether_their_dtos_are_kept_or_not() {
+    let default_pools = r#"{"name": "t", "seed": 4, "start": "2026-03-02T00:00:00Z",
+        "releases": {"kubernetes": [{"version": "1.33.1", "available": "-30d"}],
+            "nodeImages": [{"version": "AKSUbuntu-2204gen2containerd-202602.10.0", "available": {"default": "-20d", "regions": {"centralindia": "+5d"}}},
+                {"version": "AKSUbuntu-2204gen2containerd-202602.17.0", "available": {"default": "-13d", "regions": {"westeurope": "+1d", "centralindia": "+5d"}}}]},
+        "memberGenerators": [
+            {"count": 30, "namePattern": "d-{region}-{index}", "regions": {"eastus": 1, "westeurope": 1, "centralindia": 1}, "kubernetesVersions": {"1.33.1": 1}},
+            {"count": 5, "namePattern": "w-{index}", "regions": {"eastus": 1}, "kubernetesVersions": {"1.33.1": 1}, "nodeImageAge": [0, 1]}]}"#;
+    let mut texts = vec![("default pools".to_string(), default_pools.to_string())];
+    for name in ["autoupgrade-year", "bad-release-spread", "late-regions", "quickstart", "regions-2000"] {
+        texts.push((name.to_string(), std::fs::read_to_string(root().join(format!("scenarios/{name}.json"))).unwrap()));
+    }
+    for (name, text) in texts {
+        let plain = fleetsim::scenario::parse_str(&text, None).unwrap();
+        let (kept, dtos) = fleetsim::scenario::parse_str_with_fleet(&text, None).unwrap();
+        assert_eq!(plain.fleet.len(), dtos.len(), "{name}");
+        // Compared as they print: every field of every member and its pools.
+        for (a, b) in plain.fleet.iter().zip(&kept.fleet) {
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
+        }
+        if name == "default pools" {
+            // The generators' regions have two images of the family, one, and none.
+            let images = |region: &str| {
+                let members = plain.fleet.iter().filter(|m| m.region == region);
+                let image =
+                    |m: &fleetsim::fleet::Member| m.node_pools[0].node_image_version.as_ref().map(|v| v.to_string());
+                members.map(image).collect::<std::collections::BTreeSet<_>>()
+            };
+            let (ten, seventeen) =
+                ("AKSUbuntu-2204gen2containerd-202602.10.0", "AKSUbuntu-2204gen2containerd-202602.17.0");
+            assert_eq!(images("eastus"), [Some(ten.to_string()), Some(seventeen.to_string())].into());
+            assert_eq!(images("westeurope"), [Some(ten.to_string())].into());
+            assert_eq!(images("centralindia"), [None].into());
+        }
+    }
+}
