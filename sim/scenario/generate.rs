@@ -1033,10 +1033,11 @@ fn draw_member(
                 })
                 .collect()
         }
-        // The default pool with no image to draw (none of Ubuntu's family in the region) is left out
-        // of the DTO: the member is built with the same default pool, and no pool DTO is made and
-        // dropped for it.
-        _ if !keep_dtos
+        // The default pool with no image to draw (none, at the scenario's start, of the family its
+        // Ubuntu has at the member's version, in its region) is left out of the DTO: the member is
+        // built with the same default pool, and no pool DTO is made and dropped for it.
+        _ if default_pool
+            && !keep_dtos
             && !parse_os_sku("Ubuntu", parsed_version).is_ok_and(|os| newest_first(os).next().is_some()) =>
         {
             Vec::new()
