@@ -1002,6 +1002,8 @@ fn draw_member(
     // as far as the age drawn (a family lists every weekly image, and a member takes one of the
     // newest few): listing them all would look every release up by region, for every member.
     let newest_first = |os: OsSku| calendar.images_available(os.default_image_family(), region, ctx.start);
+    // The OS of a pool without `osSku` (the default pool's among them).
+    let unnamed_os = || parse_os_sku("Ubuntu", parsed_version).ok();
     // No pool list or model: the default pool, as a member without `nodePools` has it.
     let default_pool = plan.dto.node_pools.is_none();
     let mut pools: Vec<NodePoolDto> = match (&plan.dto.node_pools, &plan.pools) {
@@ -1036,10 +1038,7 @@ fn draw_member(
         // The default pool with no image to draw (none, at the scenario's start, of the family its
         // Ubuntu has at the member's version, in its region) is left out of the DTO: the member is
         // built with the same default pool, and no pool DTO is made and dropped for it.
-        _ if default_pool
-            && !keep_dtos
-            && !parse_os_sku("Ubuntu", parsed_version).is_ok_and(|os| newest_first(os).next().is_some()) =>
-        {
+        _ if default_pool && !keep_dtos && unnamed_os().is_none_or(|os| newest_first(os).next().is_none()) => {
             Vec::new()
         }
         _ => vec![NodePoolDto {
@@ -1056,7 +1055,7 @@ fn draw_member(
     // pool has one to take, the draws would pick nothing: the stream is not made.
     let os_of = |pool: &NodePoolDto| match &pool.os_sku {
         Some(sku) => parse_os_sku(sku, parsed_version).ok(),
-        None => parse_os_sku("Ubuntu", parsed_version).ok(),
+        None => unnamed_os(),
     };
     let drawing = |pool: &NodePoolDto| pool.node_image_version.is_none();
     let mut oses: Vec<OsSku> = Vec::new();
