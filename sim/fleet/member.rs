@@ -96,6 +96,7 @@ pub struct NodePool {
 pub struct MemberLabels(Box<[(Box<str>, Box<str>)]>);
 
 impl MemberLabels {
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| &*self.0[i].1)
     }
@@ -233,6 +234,7 @@ pub struct Member {
 
 impl Member {
     /// The value of a Fleet-owned label (`fleet.azure.com/…`), derived from the member.
+    #[inline]
     pub fn fleet_label(&self, key: &str) -> Option<&str> {
         Some(match key {
             FLEET_LOCATION => &self.region,
@@ -259,6 +261,7 @@ impl Member {
 }
 
 impl super::selector::Labels for Member {
+    #[inline]
     fn label(&self, key: &str) -> Option<&str> {
         self.fleet_label(key).or_else(|| self.labels.get(key))
     }

@@ -125,11 +125,19 @@ impl Requirement {
         match self.operator {
             Operator::Exists => label.is_some(),
             Operator::DoesNotExist => label.is_none(),
-            Operator::In | Operator::Equals | Operator::DoubleEquals => {
-                label.is_some_and(|value| self.values.contains(value))
-            }
-            Operator::NotIn | Operator::NotEquals => label.is_none_or(|value| !self.values.contains(value)),
+            Operator::In | Operator::Equals | Operator::DoubleEquals => label.is_some_and(|value| self.has(value)),
+            Operator::NotIn | Operator::NotEquals => label.is_none_or(|value| !self.has(value)),
             Operator::GreaterThan | Operator::LessThan => self.compares(label),
+        }
+    }
+
+    /// Whether `value` is one of the values. A set of one (every `=`, `==` and `!=`, and the usual
+    /// `in`) is compared with at once: a run's plan asks this of every member for every stage.
+    #[inline]
+    fn has(&self, value: &str) -> bool {
+        match self.values.len() {
+            1 => self.values.first().is_some_and(|only| only == value),
+            _ => self.values.contains(value),
         }
     }
 

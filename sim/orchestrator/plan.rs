@@ -133,7 +133,11 @@ fn one_by_one(members: &[Member], settings: PlanSettings) -> RunPlan {
 }
 
 /// Members per stage per group (an implicit group for a selector-only stage), in name order.
-fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<PlanProblem>) -> Vec<Vec<Vec<MemberId>>> {
+fn assign_members<'a>(
+    strategy: &Strategy,
+    members: &'a [Member],
+    problems: &mut Vec<PlanProblem>,
+) -> Vec<Vec<Vec<MemberId>>> {
     // owner[m] = the (stage, group) that selected member m first.
     let mut owner: Vec<Option<(usize, usize)>> = vec![None; members.len()];
     let mut result = Vec::with_capacity(strategy.stages.len());
@@ -159,40 +163,50 @@ fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<Pl
                 }
                 by_name
             });
-        // Which groups select each member: matched in parallel in pieces of `MATCHED_TOGETHER`
-        // members at least, taken in member order.
-        let picks: Vec<(usize, usize)> = members
-            .par_iter()
-            .with_min_len(MATCHED_TOGETHER)
-            .enumerate()
-            .filter(|(_, m)| in_stage(m))
-            .flat_map_iter(|(i, m)| {
-                let groups = match &by_name {
-                    Some(by_name) => {
-                        Either::Left(m.group.as_deref().and_then(|g| by_name.get(g)).into_iter().flatten().copied())
-                    }
-                    None => Either::Right((0..group_count).filter(move |&gi| in_group(gi, m))),
-                };
-                groups.map(move |gi| (i, gi))
-            })
-            .collect();
-        for (i, gi) in picks {
-            match owner[i] {
-                Some((os, og)) => problems.push(PlanProblem {
-                    stage: Some(s),
-                    group: (!stage.groups.is_empty()).then_some(gi),
-                    field: "memberSelector",
-                    message: format!(
-                        "member \"{}\" is selected by both {} and {}; a member may belong to one group of a run",
-                        members[i].name,
-                        describe(strategy, os, og),
-                        describe(strategy, s, gi)
-                    ),
-                }),
-                None => {
-                    owner[i] = Some((s, gi));
-                    groups[gi].push(MemberId(i as u32));
+        // The groups that select a member, in group order.
+        let groups_of = |m: &'a Member| match &by_name {
+            Some(by_name) => {
+                Either::Left(m.group.as_deref().and_then(|g| by_name.get(g)).into_iter().flatten().copied())
+            }
+            None => Either::Right((0..group_count).filter(move |&gi| in_group(gi, m))),
+        };
+        // Member `i` selected by group `gi`, taken in member order.
+        let mut take = |i: usize, gi: usize| match owner[i] {
+            Some((os, og)) => problems.push(PlanProblem {
+                stage: Some(s),
+                group: (!stage.groups.is_empty()).then_some(gi),
+                field: "memberSelector",
+                message: format!(
+                    "member \"{}\" is selected by both {} and {}; a member may belong to one group of a run",
+                    members[i].name,
+                    describe(strategy, os, og),
+                    describe(strategy, s, gi)
+                ),
+            }),
+            None => {
+                owner[i] = Some((s, gi));
+                groups[gi].push(MemberId(i as u32));
+            }
+        };
+        if members.len() < 2 * MATCHED_TOGETHER {
+            // A small fleet is matched in a plain loop, each member taken as it is matched (in one
+            // piece through rayon, with the list of picks, the plan cost a quarter more).
+            for (i, m) in members.iter().enumerate().filter(|(_, m)| in_stage(m)) {
+                for gi in groups_of(m) {
+                    take(i, gi);
                 }
+            }
+        } else {
+            // A large one in parallel, in pieces of `MATCHED_TOGETHER` members at least.
+            let picks: Vec<(usize, usize)> = members
+                .par_iter()
+                .with_min_len(MATCHED_TOGETHER)
+                .enumerate()
+                .filter(|(_, m)| in_stage(m))
+                .flat_map_iter(|(i, m)| groups_of(m).map(move |gi| (i, gi)))
+                .collect();
+            for (i, gi) in picks {
+                take(i, gi);
             }
         }
         result.push(groups);
@@ -203,8 +217,9 @@ fn assign_members(strategy: &Strategy, members: &[Member], problems: &mut Vec<Pl
 /// The fewest members one thread matches against a stage's selectors. A member takes some tens of
 /// nanoseconds; a trip into the thread pool and back takes as long as hundreds of them, for every
 /// stage of every plan. So a fleet of fewer than twice this many is matched on the calling thread
-/// (1,000 members, three stages: the run's plan took about 260 µs through the pool, and 100 µs here).
-/// Pieces of 4,096 left a 10,000-member fleet in two, which loaded it about 6 % slower than 1,024.
+/// (1,000 members, three stages: the run's plan took about 260 µs split among the pool's threads,
+/// and 100–150 µs in one piece). Pieces of 4,096 left a 10,000-member fleet in two, which loaded
+/// it about 6 % slower than 1,024.
 const MATCHED_TOGETHER: usize = 1024;
 
 fn describe(strategy: &Strategy, s: usize, g: usize) -> String {
