@@ -109,12 +109,15 @@ fn build_inner(
     build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos, &mut fleet);
     // Sorted through a permutation applied in place: an entry is a large record, moved about once
     // rather than at every step of a sort, and without a second list of them. Stable, so
-    // duplicates keep their order (the second is the one reported).
-    let mut order: Vec<usize> = (0..fleet.len()).collect();
-    order.par_sort_by(|&a, &b| fleet[a].member.name.cmp(&fleet[b].member.name));
-    permute(&mut fleet, order);
+    // duplicates keep their order (the second is the one reported). Names are compared by their
+    // first 16 bytes as one number, made where the member was (on the thread that drew it, while
+    // its name was at hand), and in full only when those are equal: most comparisons, and most
+    // pairs checked for duplicates, read neither the entries nor the names.
+    let mut keys: Vec<(u128, usize)> = fleet.iter().enumerate().map(|(i, e)| (e.name_prefix, i)).collect();
+    keys.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| fleet[a.1].member.name.cmp(&fleet[b.1].member.name)));
+    permute(&mut fleet, keys.into_iter().map(|(_, i)| i).collect());
     for pair in fleet.windows(2) {
-        if pair[0].member.name == pair[1].member.name {
+        if pair[0].name_prefix == pair[1].name_prefix && pair[0].member.name == pair[1].member.name {
             let which = |e: &FleetEntry| match e.origin {
                 Origin::Generated { number, .. } => format!("as generated member {number} of {}", e.origin.path()),
                 Origin::Explicit(_) => format!("at {}", e.origin.path()),
@@ -282,6 +285,55 @@ fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
 #[cfg(test)]
 mod tests {
     use super::permute;
+    use crate::scenario::members::name_prefix;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Names whose 16-byte prefixes differ are in the order of their prefixes: differing around
+        /// the 16th byte, with zero bytes (which the padding also is), and one the start of the other.
+        #[test]
+        fn names_with_different_prefixes_compare_as_their_prefixes(
+            a in "[a\x00\x01\x7f\u{e9}-]{0,20}",
+            b in "[a\x00\x01\x7f\u{e9}-]{0,20}",
+            common in "[a\x00-]{0,17}",
+        ) {
+            let pairs = [
+                (a.clone(), b.clone()),
+                (format!("{common}{a}"), format!("{common}{b}")),
+                (common.clone(), format!("{common}{a}")),
+            ];
+            for (x, y) in pairs {
+                let (px, py) = (name_prefix(&x), name_prefix(&y));
+                if px != py {
+                    prop_assert_eq!(px.cmp(&py), x.cmp(&y), "{:?} {:?}", x, y);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_fleet_is_in_name_order_when_names_share_their_first_16_bytes() {
+        let names = [
+            "cluster-production-eastus-10",
+            "cluster-production-eastus-9",
+            "cluster-production-eastus",
+            "cluster-production-east",
+            "cluster-production-eastus-1",
+            "a",
+            "cluster-production-eastus2-1",
+            "cluster-production-eastus-1-0",
+            "cluster-producti",
+        ];
+        let members: Vec<serde_json::Value> = names
+            .iter()
+            .map(|name| serde_json::json!({"name": name, "region": "eastus", "kubernetesVersion": "1.32.4"}))
+            .collect();
+        let doc = serde_json::json!({"name": "order", "start": "2026-03-02T00:00:00Z", "members": members});
+        let scenario = crate::scenario::from_value(&doc, None).expect("the scenario is valid");
+        let mut sorted = names.to_vec();
+        sorted.sort();
+        assert_eq!(scenario.fleet.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), sorted);
+    }
 
     #[test]
     fn permute_puts_what_was_at_order_k_at_k() {

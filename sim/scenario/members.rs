@@ -26,6 +26,8 @@ use super::problem::{Problem, echo, join};
 /// One member of the fleet while the scenario is built.
 pub(crate) struct FleetEntry {
     pub member: Member,
+    /// [`name_prefix`] of its name.
+    pub name_prefix: u128,
     /// Where it was defined, for problems.
     pub origin: Origin,
     /// Its own duration model (`durations` of the member or its generator).
@@ -68,6 +70,7 @@ pub(crate) fn build_members(
             let durations =
                 m.durations.as_ref().map(|d| Arc::new(duration_model(ctx, d, base.clone(), &join(&path, "durations"))));
             build_member(ctx, Cow::Borrowed(m), &path, Known::NOTHING).map(|member| FleetEntry {
+                name_prefix: name_prefix(&member.name),
                 member,
                 origin: Origin::Explicit(i),
                 durations,
@@ -132,7 +135,7 @@ pub(crate) fn build_generated(
             (build_member(&mut own, Cow::Owned(member), "", known), None)
         };
         match built {
-            Some(m) if own.problems.is_empty() => (dto, Ok(m)),
+            Some(m) if own.problems.is_empty() => (dto, Ok((name_prefix(&m.name), m))),
             _ => {
                 // Drawn again for its name (a member with problems is rare).
                 let name = generator.draw(&own, i, calendar, false).dto.name;
@@ -173,8 +176,9 @@ pub(crate) fn build_generated(
                 continue;
             }
             match built {
-                Ok(member) => out.push(FleetEntry {
+                Ok((name_prefix, member)) => out.push(FleetEntry {
                     member,
+                    name_prefix,
                     origin: Origin::Generated { generator: g, number: i + 1 },
                     durations: planned[g].generator.as_ref().and_then(Generator::durations),
                     dto,
@@ -213,8 +217,9 @@ struct Told {
     stopped: bool,
 }
 
-/// A generated member drawn and converted: its DTO if kept, and the member or its problems.
-type Drawn = (Option<Box<MemberDto>>, Result<Member, Vec<Problem>>);
+/// A generated member drawn and converted: its DTO if kept, and the member (with its name's
+/// [`name_prefix`], made while the name is at hand on the thread that drew it) or its problems.
+type Drawn = (Option<Box<MemberDto>>, Result<(u128, Member), Vec<Problem>>);
 
 /// Generated members drawn in parallel before they are taken in order (large enough to keep every
 /// thread busy, small enough that a generator with a bad first member does not draw them all).
@@ -378,4 +383,15 @@ fn check_fleet_label(
             format!("{key} is set by Fleet Manager: for this member it is {}, not {} (remove it, or give the service's value)", echo(expected), echo(value)),
         );
     }
+}
+
+/// The first 16 bytes of `name` as a big-endian number, zero-padded: of two names whose numbers
+/// differ, the one with the smaller number comes first. (At the first byte where the numbers
+/// differ, either both names have a byte, or the shorter name has ended there and the longer has
+/// a byte above zero after the same bytes: it comes after.)
+pub(crate) fn name_prefix(name: &str) -> u128 {
+    let mut bytes = [0u8; 16];
+    let len = name.len().min(16);
+    bytes[..len].copy_from_slice(&name.as_bytes()[..len]);
+    u128::from_be_bytes(bytes)
 }

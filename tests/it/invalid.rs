@@ -211,6 +211,20 @@ fn every_invalid_case_reports_its_path_and_message() {
 }
 
 #[test]
+fn only_the_same_name_is_a_duplicate_not_the_same_first_16_bytes() {
+    // The fleet is sorted and checked for duplicates by the first 16 bytes of each name, and by the
+    // whole name only where those are equal: "cluster-production-a" and "-b" share them.
+    let member = |name: &str| {
+        format!(r#"{{"name": "{name}", "region": "eastus", "group": "ga", "kubernetesVersion": "1.32.4"}}"#)
+    };
+    let names = ["cluster-production-a", "cluster-production-b", "cluster-production-a", "cluster-production-ab"];
+    let members: Vec<String> = names.iter().map(|n| member(n)).collect();
+    let text = patched(&format!(r#"{{"members": [{}]}}"#, members.join(", ")));
+    let lines: Vec<String> = problems(&text).iter().map(|p| p.to_string()).collect();
+    assert_eq!(lines, ["/members/2: member \"cluster-production-a\" is defined twice (also at /members/0)"]);
+}
+
+#[test]
 fn problems_are_all_reported_not_just_the_first() {
     let text = patched(
         r#"{"updateStrategies": {"s": {"stages": [{"name": "S1", "maxConcurrency": "0", "groups": [{"name": "ga", "maxAllowedFailures": "-1"}, {"name": "gb"}]}]}}}"#,
