@@ -107,39 +107,43 @@ fn build_inner(
     regions.extend(super::generate::generator_regions(&dto.member_generators));
     let mut releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), regions, seed);
     build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos, &mut fleet);
-    // Sorted through a permutation applied in place: an entry is a large record, moved about once
-    // rather than at every step of a sort, and without a second list of them. Stable, so
-    // duplicates keep their order (the second is the one reported). Names are compared by their
-    // first 16 bytes as one number, made where the member was (on the thread that drew it, while
-    // its name was at hand), and in full only when those are equal: most comparisons, and most
-    // pairs checked for duplicates, read neither the entries nor the names.
-    let mut keys: Vec<(u128, usize)> = fleet.iter().enumerate().map(|(i, e)| (e.name_prefix, i)).collect();
-    keys.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| fleet[a.1].member.name.cmp(&fleet[b.1].member.name)));
-    permute(&mut fleet, keys.into_iter().map(|(_, i)| i).collect());
-    for pair in fleet.windows(2) {
-        if pair[0].name_prefix == pair[1].name_prefix && pair[0].member.name == pair[1].member.name {
+    // Sorted by name as a list of (name's first 16 bytes as one number, entry) pairs, the numbers
+    // made where the members were (on the thread that drew each, while its name was at hand):
+    // names are compared in full only where the numbers are equal, so most comparisons, and most
+    // pairs checked for duplicates, read neither the entries nor the names. Stable, so duplicates
+    // keep their order (the second is the one reported).
+    let mut order: Vec<(u128, usize)> = fleet.iter().enumerate().map(|(i, e)| (e.name_prefix, i)).collect();
+    order.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| fleet[a.1].member.name.cmp(&fleet[b.1].member.name)));
+    for pair in order.windows(2) {
+        let (first, second) = (&fleet[pair[0].1], &fleet[pair[1].1]);
+        if pair[0].0 == pair[1].0 && first.member.name == second.member.name {
             let which = |e: &FleetEntry| match e.origin {
                 Origin::Generated { number, .. } => format!("as generated member {number} of {}", e.origin.path()),
                 Origin::Explicit(_) => format!("at {}", e.origin.path()),
             };
-            let this = match pair[1].origin {
+            let this = match second.origin {
                 Origin::Generated { number, .. } => format!(" (generated member {number})"),
                 Origin::Explicit(_) => String::new(),
             };
             ctx.err(
-                pair[1].origin.path(),
-                format!("member {}{this} is defined twice (also {})", echo(&pair[1].member.name), which(&pair[0])),
+                second.origin.path(),
+                format!("member {}{this} is defined twice (also {})", echo(&second.member.name), which(first)),
             );
         }
     }
+    // Then taken in that order: an entry, a large record, is read once where it lies and moved
+    // once into its place, rather than swapped along the permutation's cycles and moved again.
+    let with_durations = fleet.iter().any(|e| e.durations.is_some());
+    let mut entries: Vec<Option<FleetEntry>> = fleet.into_iter().map(Some).collect();
     let mut member_durations = Vec::new();
-    if fleet.iter().any(|e| e.durations.is_some()) {
-        member_durations = fleet.iter_mut().map(|e| e.durations.take()).collect();
-    }
     let mut dtos = Vec::new();
-    let fleet: Vec<Member> = fleet
-        .into_iter()
-        .map(|e| {
+    let fleet: Vec<Member> = order
+        .iter()
+        .map(|&(_, i)| {
+            let e = entries[i].take().expect("each entry is taken once");
+            if with_durations {
+                member_durations.push(e.durations);
+            }
             // `--dump-fleet` shows every label as the service does, Fleet's own among them.
             dtos.extend(e.dto.map(|d| MemberDto { labels: e.member.all_labels(), ..*d }));
             e.member
@@ -264,27 +268,8 @@ fn build_settings(ctx: &mut Ctx, dto: &SettingsDto) -> Settings {
     }
 }
 
-/// Reorders `items` so that position `k` holds what was at `order[k]` (`order` a permutation of
-/// the indices), following each cycle of the permutation with swaps.
-fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
-    const DONE: usize = usize::MAX;
-    for start in 0..items.len() {
-        let mut at = start;
-        while order[at] != DONE {
-            let from = order[at];
-            order[at] = DONE;
-            if from == start {
-                break;
-            }
-            items.swap(at, from);
-            at = from;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::permute;
     use crate::scenario::members::name_prefix;
     use proptest::prelude::*;
 
@@ -333,17 +318,5 @@ mod tests {
         let mut sorted = names.to_vec();
         sorted.sort();
         assert_eq!(scenario.fleet.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(), sorted);
-    }
-
-    #[test]
-    fn permute_puts_what_was_at_order_k_at_k() {
-        let cases: [&[usize]; 5] = [&[], &[0], &[2, 0, 1], &[1, 0, 3, 2], &[4, 2, 0, 1, 3]];
-        for order in cases {
-            let items: Vec<char> = (0..order.len()).map(|i| (b'a' + i as u8) as char).collect();
-            let mut permuted = items.clone();
-            permute(&mut permuted, order.to_vec());
-            let expected: Vec<char> = order.iter().map(|&i| items[i]).collect();
-            assert_eq!(permuted, expected, "{order:?}");
-        }
     }
 }
