@@ -131,8 +131,9 @@ impl Requirement {
         }
     }
 
-    /// Whether `value` is one of the values. A set of one (every `=`, `==` and `!=`, and the usual
-    /// `in`) is compared with at once: a run's plan asks this of every member for every stage.
+    /// Whether `value` is one of the values. A set of one (every `=`, `==` and `!=`, and an `in` or
+    /// `notin` of one value) is compared with at once: a run's plan asks this of every member for
+    /// every stage.
     #[inline]
     fn has(&self, value: &str) -> bool {
         match self.values.len() {

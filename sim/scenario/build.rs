@@ -107,11 +107,12 @@ fn build_inner(
     regions.extend(super::generate::generator_regions(&dto.member_generators));
     let mut releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), regions, seed);
     build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos, &mut fleet);
-    // Sorted by name as a list of (name's first 16 bytes as one number, entry) pairs, the numbers
-    // made where the members were (on the thread that drew each, while its name was at hand):
-    // names are compared in full only where the numbers are equal, so most comparisons, and most
-    // pairs checked for duplicates, read neither the entries nor the names. Stable, so duplicates
-    // keep their order (the second is the one reported).
+    // Sorted by name as a list of (name's first 16 bytes as one number, entry's index) pairs, each
+    // number made where its member was built (a generated one on the thread that drew it, while
+    // its name was at hand): names are compared in full only where the numbers are equal, so where
+    // names differ within their first 16 bytes a comparison, or a pair checked for duplicates,
+    // reads neither the entries nor the names. Stable, so duplicates keep their order (the second
+    // is the one reported).
     let mut order: Vec<(u128, usize)> = fleet.iter().enumerate().map(|(i, e)| (e.name_prefix, i)).collect();
     order.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| fleet[a.1].member.name.cmp(&fleet[b.1].member.name)));
     for pair in order.windows(2) {
@@ -131,8 +132,9 @@ fn build_inner(
             );
         }
     }
-    // Then taken in that order: an entry, a large record, is read once where it lies and moved
-    // once into its place, rather than swapped along the permutation's cycles and moved again.
+    // Then taken in that order: the entries, large records, are moved in place into a list of
+    // `Option`s, and each is taken from where it lies into its place in the fleet, rather than
+    // swapped along the permutation's cycles and moved again.
     let with_durations = fleet.iter().any(|e| e.durations.is_some());
     let mut entries: Vec<Option<FleetEntry>> = fleet.into_iter().map(Some).collect();
     let mut member_durations = Vec::new();
