@@ -997,7 +997,6 @@ fn draw_member(
             (text, parsed)
         }
     };
-    let mut pool_rng = stream("nodePools");
     // The images of a drawing pool's OS available in the region, newest first. They are read only
     // as far as the age drawn (a family lists every weekly image, and a member takes one of the
     // newest few): listing them all would look every release up by region, for every member.
@@ -1009,6 +1008,8 @@ fn draw_member(
     let mut pools: Vec<NodePoolDto> = match (&plan.dto.node_pools, &plan.pools) {
         (Some(PoolsDto::Templates(list)), _) => list.clone(),
         (_, Some(model)) => {
+            // Made only for a pool model: the other arms draw nothing from it.
+            let mut pool_rng = stream("nodePools");
             let count = model.count.sample(&mut pool_rng, 1, 100);
             (0..count)
                 .map(|j| {
