@@ -1,16 +1,19 @@
 //! fleetsim against the minimal hand-written loop on the speed workload, side by side, printing the
 //! ratio per replication (the issue "speed" target: at most 3x at every size).
 //!
-//! Usage: `cargo run --release --example ratio -- [SIZE...] [--rounds K] [--timeline] [--anchor BIN]`
-//! (default sizes 1000 10000 100000, 7 rounds). Each round times a batch of replications of the
-//! minimal loop and then of fleetsim (no timeline unless `--timeline`), alternating so that a noisy
-//! machine slows both alike; the medians over rounds and the median of the per-round ratios are
-//! printed. The minimal loop here is the anchor's code built with this crate's settings; with
-//! `--anchor BIN` (the anchor's own binary, `minimal_rollout`, built with its own settings as its
-//! README says) each round also runs `BIN SIZE BATCH` and reads the `per_rep_ms` it prints, and the
-//! median of the per-round ratios of fleetsim to it is printed too. Loading (the shape check, reading the document, generating and building the fleet,
-//! from the JSON document as `fleetsim run` has it once parsed) is timed apart, per member, the
-//! median of as many loads. Measure on an idle machine.
+//! Usage: `cargo run --release --example ratio -- [SIZE...] [--rounds K] [--timeline]
+//! [--anchor BIN]` (default sizes 1000 10000 100000, 7 rounds). Each round times a batch of
+//! replications of the minimal loop and then of fleetsim (no timeline unless `--timeline`),
+//! alternating so that a noisy machine slows both alike; the medians over rounds and the median of
+//! the per-round ratios are printed. The minimal loop here is the anchor's code built with this
+//! crate's settings (and its allocator, mimalloc); with `--anchor BIN` (the anchor's own binary,
+//! `minimal_rollout`, built with its own settings as its README says) each round also runs
+//! `BIN SIZE BATCH`, which times its replications itself and prints `wall_s`, and the medians of its
+//! milliseconds per replication and of the per-round ratios of fleetsim to it are printed too. It
+//! runs seeds 0 to BATCH − 1 every round: the same workload, not the same replications. Loading
+//! (the shape check, reading the document, generating and building the fleet, from the JSON
+//! document as `fleetsim run` has it once parsed) is timed apart, per member, the median of as many
+//! loads. Measure on an idle machine.
 
 #[path = "../benches/workload/mod.rs"]
 mod workload;
@@ -117,20 +120,26 @@ fn usage() -> ! {
     std::process::exit(2);
 }
 
-/// The anchor binary's milliseconds per replication over `batch` replications of `n` members: what
-/// it prints as `per_rep_ms=`, timed inside it (its start and exit are not counted).
+/// The anchor binary's milliseconds per replication over `batch` replications of `n` members: the
+/// `wall_s` it prints, timed inside it (its start and exit are not counted), over `batch` (its
+/// `per_rep_ms` has four decimals, too few for small fleets).
 fn anchor_per_replication(bin: &str, n: usize, batch: u64) -> f64 {
     let output = std::process::Command::new(bin).arg(n.to_string()).arg(batch.to_string()).output();
     let output = match output {
         Ok(output) if output.status.success() => output,
-        Ok(output) => fail(&format!("{bin} {n} {batch} exited with {}", output.status)),
+        Ok(output) => fail(&format!(
+            "{bin} {n} {batch} exited with {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
         Err(e) => fail(&format!("cannot run {bin}: {e}")),
     };
     let text = String::from_utf8_lossy(&output.stdout);
-    let per_rep = text.split_whitespace().find_map(|word| word.strip_prefix("per_rep_ms="));
-    match per_rep.and_then(|ms| ms.parse::<f64>().ok()) {
-        Some(ms) if ms > 0.0 => ms,
-        _ => fail(&format!("{bin} printed no per_rep_ms: {text}")),
+    let wall = text.split_whitespace().find_map(|word| word.strip_prefix("wall_s="));
+    match wall.map(str::parse::<f64>) {
+        Some(Ok(seconds)) if seconds > 0.0 => seconds * 1e3 / batch as f64,
+        Some(_) => fail(&format!("{bin} printed a wall_s that is not a positive number: {}", text.trim())),
+        None => fail(&format!("{bin} printed no wall_s: {}", text.trim())),
     }
 }
 
