@@ -168,7 +168,7 @@ mod x86 {
         _mm256_xor_si256,
     };
 
-    use super::{HEAD_WORDS, LANES};
+    use super::{HEAD_WORDS, LANES, SIGMA};
 
     /// The first words of eight ChaCha8 blocks of one key, the state laid out word by word across
     /// the lanes (word `w` of block `l` is lane `l` of `x[w]`), so that each step of the rounds
@@ -211,7 +211,6 @@ mod x86 {
                 _mm256_setr_epi32(word(0), word(1), word(2), word(3), word(4), word(5), word(6), word(7))
             }};
         }
-        const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
         // The constants and the key are the same in every lane; the counters and nonces are not.
         let mut input = [_mm256_setzero_si256(); 16];
         for (word, &value) in input.iter_mut().zip(SIGMA.iter().chain(key)) {
@@ -304,24 +303,13 @@ impl RngCore for Stream {
     }
 }
 
-/// ChaCha8's eight rounds (four double rounds: columns, then diagonals) over a block's 16 words
-/// (`x86::chacha8_lanes` spells out the same rounds on eight blocks at once).
-#[inline(always)]
-fn chacha8_rounds<S>(x: &mut S, quarter: impl Fn(&mut S, usize, usize, usize, usize)) {
-    for _ in 0..4 {
-        quarter(x, 0, 4, 8, 12);
-        quarter(x, 1, 5, 9, 13);
-        quarter(x, 2, 6, 10, 14);
-        quarter(x, 3, 7, 11, 15);
-        quarter(x, 0, 5, 10, 15);
-        quarter(x, 1, 6, 11, 12);
-        quarter(x, 2, 7, 8, 13);
-        quarter(x, 3, 4, 9, 14);
-    }
-}
+/// ChaCha's constant words 0–3 ("expand 32-byte k").
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
-/// The ChaCha8 block function (RFC 7539 §2.3 with 8 rounds; djb's layout: a 64-bit block counter
-/// in words 12–13 and a 64-bit nonce in words 14–15, as `rand_chacha` lays its state out).
+/// The ChaCha8 block function (RFC 7539 §2.3 with 8 rounds: four double rounds, columns then
+/// diagonals; djb's layout: a 64-bit block counter in words 12–13 and a 64-bit nonce in words
+/// 14–15, as `rand_chacha` lays its state out). `x86::chacha8_lanes` spells out the same rounds on
+/// eight blocks at once.
 pub fn chacha8_block(key: &[u32; 8], counter: u64, nonce: u64) -> [u32; 16] {
     #[inline(always)]
     fn quarter(x: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {
@@ -336,12 +324,21 @@ pub fn chacha8_block(key: &[u32; 8], counter: u64, nonce: u64) -> [u32; 16] {
     }
     #[rustfmt::skip]
     let input = [
-        0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574,
+        SIGMA[0], SIGMA[1], SIGMA[2], SIGMA[3],
         key[0], key[1], key[2], key[3], key[4], key[5], key[6], key[7],
         counter as u32, (counter >> 32) as u32, nonce as u32, (nonce >> 32) as u32,
     ];
     let mut x = input;
-    chacha8_rounds(&mut x, quarter);
+    for _ in 0..4 {
+        quarter(&mut x, 0, 4, 8, 12);
+        quarter(&mut x, 1, 5, 9, 13);
+        quarter(&mut x, 2, 6, 10, 14);
+        quarter(&mut x, 3, 7, 11, 15);
+        quarter(&mut x, 0, 5, 10, 15);
+        quarter(&mut x, 1, 6, 11, 12);
+        quarter(&mut x, 2, 7, 8, 13);
+        quarter(&mut x, 3, 4, 9, 14);
+    }
     for (word, input) in x.iter_mut().zip(input) {
         *word = word.wrapping_add(input);
     }
