@@ -1,5 +1,6 @@
 //! Simulated time, the event queue and seeded random streams. Knows nothing of Fleet.
 
+pub mod cache;
 pub mod queue;
 pub mod rng;
 pub mod time;

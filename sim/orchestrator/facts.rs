@@ -119,6 +119,9 @@ pub trait Facts {
     fn fails_at_once(&mut self, _run: RunId, _member: MemberId, _now: Time) -> bool {
         false
     }
+    /// A hint that `member` may start in `run` soon: what the world reads of it then may be
+    /// fetched into the caches now. Changes no answer; the default does nothing.
+    fn prefetch(&self, _run: RunId, _member: MemberId) {}
 }
 
 /// SEMANTICS §5.5: the checks a–e in their normative order.

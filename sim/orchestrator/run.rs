@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use crate::engine::rng::{mix64, name_key};
-use crate::engine::{Duration, Time};
+use crate::engine::{Duration, Time, cache};
 use crate::fleet::MemberId;
 
 use super::facts::{Facts, Note, PendingKind, RunId, Verdict, examine};
@@ -1560,12 +1560,30 @@ impl UpdateRun {
                         self.failing_at_once = true;
                     }
                     self.mark_member_running(slot, now);
+                    self.prefetch_next(slot, facts);
                     out.push(Command::Start { slot, member: member_id });
                     return true;
                 }
             }
         }
         false
+    }
+
+    /// After a start, the group's next members in name order, which start next unless windows
+    /// order them: the record of the one after the next is fetched into the caches, and what the
+    /// world reads of the next one (its record was fetched at the start before). In a fleet too
+    /// large for the caches these reads missed them at every start; now they are under way while
+    /// the group's running members complete.
+    #[inline(always)]
+    fn prefetch_next<F: Facts + ?Sized>(&self, slot: Slot, facts: &F) {
+        let members = &self.stages[slot.stage as usize].groups[slot.group as usize].members;
+        let i = slot.index as usize;
+        if let Some(after) = members.get(i + 2) {
+            cache::prefetch(after);
+        }
+        if let Some(next) = members.get(i + 1) {
+            facts.prefetch(self.id, next.id);
+        }
     }
 
     /// The first eligible candidate by (window class, name) (SEMANTICS §5.4). `NotStarted` members are

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use rand::Rng;
 
 use crate::engine::rng::HEAD_WORDS;
-use crate::engine::{Duration, Head, Position, Purpose, SeedTree, Stream, StreamKey, Time, name_key};
+use crate::engine::{Duration, Head, Position, Purpose, SeedTree, Stream, StreamKey, Time, cache, name_key};
 use crate::fleet::window::{MaintenanceWindow, WindowClass, WindowState};
 use crate::fleet::{KubernetesVersion, Member, MemberId, MinorVersion, NodeImageVersion, Surge};
 use crate::orchestrator::{Facts, GateRef, Note, Outcome, RunId};
@@ -1451,6 +1451,19 @@ impl Facts for World<'_> {
 
     fn fails_at_once(&mut self, run: RunId, member: MemberId, now: Time) -> bool {
         self.attempt_fails_at_once(run, member, now)
+    }
+
+    /// The member's record, and its first-attempt stream's head in the run: what its examination
+    /// and the draw of its attempt read first.
+    #[inline]
+    fn prefetch(&self, run: RunId, member: MemberId) {
+        let m = member.index();
+        if let Some(state) = self.members.get(m) {
+            cache::prefetch(state);
+        }
+        if let Some(head) = self.heads.get(run as usize).and_then(|heads| heads.heads.get(m)) {
+            cache::prefetch(head);
+        }
     }
 
     fn has_window(&mut self, run: RunId, member: MemberId) -> bool {
