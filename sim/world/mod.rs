@@ -211,6 +211,9 @@ struct InFlight<'a> {
     received_bad_release: bool,
     /// It fails because of a release marked bad (not a random failure).
     failed_by_bad_release: bool,
+    /// It ended ([`World::finish_upgrade`]): its place is free, and the next attempt there is
+    /// written into it field by field.
+    finished: bool,
 }
 
 /// The handle of an attempt under way: its completion event keeps it and gives it back to
@@ -847,6 +850,7 @@ impl<'a> World<'a> {
                     outcome,
                     received_bad_release: false,
                     failed_by_bad_release: false,
+                    finished: false,
                 };
                 // Tests and debug builds hold the shortcut to the general draw (both are pure).
                 debug_assert_eq!(
@@ -856,7 +860,28 @@ impl<'a> World<'a> {
                 // What `begin` does where no release is marked bad, the attempt made in its place.
                 self.set_busy(run, member);
                 let id = self.free_place();
-                self.flights[id as usize] = Some(flight(outcome));
+                match &mut self.flights[id as usize] {
+                    // A finished attempt's place, written field by field (its list of pools, which
+                    // `finish_upgrade` emptied, kept), rather than an attempt made whole and then
+                    // moved there: the move read back 128 bytes just written as smaller pieces, which
+                    // stalled the processor.
+                    Some(place) => {
+                        debug_assert!(place.finished);
+                        place.run = run;
+                        place.member = member;
+                        place.started = now;
+                        place.from_version = from_version;
+                        place.control_plane = control_plane;
+                        debug_assert!(place.pools.is_empty());
+                        place.outcome = outcome;
+                        place.received_bad_release = false;
+                        place.failed_by_bad_release = false;
+                        place.finished = false;
+                        // Tests and debug builds hold the place to the attempt made whole.
+                        debug_assert_eq!(*place, flight(place.outcome.clone()));
+                    }
+                    place => *place = Some(flight(outcome)),
+                }
                 Started { flight: Flight(id), duration, received_bad_release: false }
             }
             _ => {
@@ -1023,6 +1048,7 @@ impl<'a> World<'a> {
                 outcome,
                 received_bad_release: false,
                 failed_by_bad_release,
+                finished: false,
             },
         };
         // An attempt that fails as it starts and changes nothing.
@@ -1357,9 +1383,15 @@ impl<'a> World<'a> {
     /// it completed) and return what changed.
     #[inline]
     pub fn finish_upgrade(&mut self, id: Flight, now: Time) -> Finished {
-        let flight = self.flights[id.0 as usize].take().expect("an attempt finishes once");
+        // The attempt stays in its place, marked finished, for the next one to be written into.
+        let flight = match &mut self.flights[id.0 as usize] {
+            Some(flight) if !flight.finished => flight,
+            _ => panic!("an attempt finishes once"),
+        };
+        flight.finished = true;
         self.free_flights.push(id.0);
-        let (run, member, outcome) = (flight.run, flight.member, flight.outcome);
+        let (run, member) = (flight.run, flight.member);
+        let outcome = std::mem::replace(&mut flight.outcome, Outcome::Completed(Note::default()));
         let state = &mut self.members[member.index()];
         state.epoch = state.epoch.wrapping_add(1);
         if state.busy_with == Some(run) {
@@ -1379,7 +1411,7 @@ impl<'a> World<'a> {
         {
             state.kubernetes_version = version;
         }
-        for (i, target, done) in flight.pools {
+        for (i, target, done) in flight.pools.drain(..) {
             // A pool rolled only for the Kubernetes version keeps its image.
             if let Some(target) = target
                 && (completed || elapsed > done)
