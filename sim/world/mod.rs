@@ -861,10 +861,10 @@ impl<'a> World<'a> {
                 self.set_busy(run, member);
                 let id = self.free_place();
                 match &mut self.flights[id as usize] {
-                    // A finished attempt's place, written field by field (its list of pools, which
-                    // `finish_upgrade` emptied, kept), rather than an attempt made whole and then
-                    // moved there: the move read back 128 bytes just written as smaller pieces, which
-                    // stalled the processor.
+                    // A finished attempt's place, written field by field (its list of pools emptied,
+                    // its buffer kept), rather than an attempt made whole and then moved there: the
+                    // move read back 128 bytes just written as smaller pieces, which stalled the
+                    // processor.
                     Some(place) => {
                         debug_assert!(place.finished);
                         place.run = run;
@@ -872,7 +872,7 @@ impl<'a> World<'a> {
                         place.started = now;
                         place.from_version = from_version;
                         place.control_plane = control_plane;
-                        debug_assert!(place.pools.is_empty());
+                        place.pools.clear();
                         place.outcome = outcome;
                         place.received_bad_release = false;
                         place.failed_by_bad_release = false;
