@@ -144,45 +144,72 @@ impl Time {
     }
 
     /// [`to_rfc3339`](Self::to_rfc3339)'s text without allocating: reports write a few of these per
-    /// member. Years 0000–9999 are formatted here (the days-to-civil-date conversion of Howard
-    /// Hinnant's `chrono`-compatible algorithms); others by `chrono`.
+    /// member. Years 0000–9999 are formatted here, two digits at a time; others by `chrono`. (The
+    /// one-year example's report formats 160,000 times: 17.5 M instructions, against 38 M with the
+    /// digits one at a time and the usual days-to-date conversion.)
     pub fn rfc3339(self) -> Rfc3339 {
-        let (days, seconds) = (self.0.div_euclid(86_400), self.0.rem_euclid(86_400));
-        let (year, month, day) = civil_from_days(days);
-        if !(0..=9999).contains(&year) {
+        let (days, seconds) = (self.0.div_euclid(86_400), self.0.rem_euclid(86_400) as u32);
+        // Days of years 0000–9999 (1970-01-01 is day 0).
+        if !(-719_528..2_932_897).contains(&days) {
             return Rfc3339(Text::Other(self.to_datetime().to_rfc3339_opts(SecondsFormat::Secs, true)));
         }
+        let (year, month, day) = civil_from_days(days as i32);
         let mut text = *b"0000-00-00T00:00:00Z";
-        let mut put = |at: usize, value: u32, digits: usize| {
-            let mut v = value;
-            for i in (0..digits).rev() {
-                text[at + i] = b'0' + (v % 10) as u8;
-                v /= 10;
-            }
+        let mut put = |at: usize, value: u32| {
+            let at_pair = 2 * value as usize;
+            text[at..at + 2].copy_from_slice(&DIGIT_PAIRS[at_pair..at_pair + 2]);
         };
-        put(0, year as u32, 4);
-        put(5, month, 2);
-        put(8, day, 2);
-        put(11, (seconds / 3600) as u32, 2);
-        put(14, (seconds / 60 % 60) as u32, 2);
-        put(17, (seconds % 60) as u32, 2);
+        put(0, year / 100);
+        put(2, year % 100);
+        put(5, month);
+        put(8, day);
+        put(11, seconds / 3600);
+        put(14, seconds / 60 % 60);
+        put(17, seconds % 60);
         debug_assert!(text.is_ascii());
         Rfc3339(Text::Short(text))
     }
 }
 
-/// (year, month, day) of the day `days` after 1970-01-01 in the proleptic Gregorian calendar.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
-    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+/// "00", "01", … "99", one after the other.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut pairs = [0; 200];
+    let mut i = 0;
+    while i < 100 {
+        pairs[2 * i] = b'0' + (i / 10) as u8;
+        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    pairs
+};
+
+/// (year, month, day) of the day `days` after 1970-01-01 in the proleptic Gregorian calendar, for
+/// years 0000–9999: Neri and Schneider's algorithm ("Euclidean affine functions and their
+/// application to calendar algorithms", Software: Practice and Experience 53, 2023), in unsigned
+/// 32-bit arithmetic whose divisions by constants are multiplications and shifts, in fewer steps
+/// than Hinnant's `civil_from_days`. Its days are counted from a year far enough before 0000 to be
+/// positive.
+fn civil_from_days(days: i32) -> (u32, u32, u32) {
+    // 1970-01-01 is day 719,468 from 0000-03-01, moved on by 400 × 82 years to keep it positive.
+    const SHIFT_YEARS: u32 = 400 * 82;
+    const SHIFT_DAYS: u32 = 719_468 + 146_097 * 82;
+    let n = (days + SHIFT_DAYS as i32) as u32;
+    // The century and the day in it.
+    let n1 = 4 * n + 3;
+    let century = n1 / 146_097;
+    let of_century = n1 % 146_097 / 4;
+    // The year in the century and the day in the year (which starts on 1 March).
+    let n2 = 4 * of_century + 3;
+    let p2 = 2_939_745 * u64::from(n2);
+    let year_of_century = (p2 >> 32) as u32;
+    let of_year = (p2 as u32) / 2_939_745 / 4;
+    let january_or_february = of_year >= 306;
+    // The month (3 to 14) and the day in it.
+    let n3 = 2_141 * of_year + 197_913;
+    let month = n3 >> 16;
+    let day = (n3 & 0xffff) / 2_141 + 1;
+    let year = 100 * century + year_of_century + u32::from(january_or_february) - SHIFT_YEARS;
+    (year, if january_or_february { month - 12 } else { month }, day)
 }
 
 /// A time's RFC 3339 text, made without allocating in the years outputs use.
@@ -252,6 +279,17 @@ mod tests {
         for t in times {
             assert_eq!(Time(t).to_rfc3339(), chrono(Time(t)), "{t}");
         }
+    }
+
+    #[test]
+    fn every_day_of_the_years_0000_to_9999_is_chrono_s() {
+        use chrono::Datelike;
+        let mut date = chrono::NaiveDate::from_ymd_opt(0, 1, 1).expect("a date");
+        for days in -719_528..2_932_897 {
+            assert_eq!(civil_from_days(days), (date.year() as u32, date.month(), date.day()), "day {days}");
+            date = date.succ_opt().expect("a next day");
+        }
+        assert_eq!(date, chrono::NaiveDate::from_ymd_opt(10_000, 1, 1).expect("a date"));
     }
 
     #[test]
