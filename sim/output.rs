@@ -14,6 +14,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// The size of the buffer a file written as it is made goes through ([`Staging::write_with`]),
+/// and of the writes that pass it by.
+pub const WRITE_THROUGH: usize = 1 << 16;
+
 /// Why an output could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
@@ -254,7 +258,9 @@ impl Staging {
     }
 
     /// Writes the file at `relative` inside the staging folder with `write`, through a buffer, as
-    /// it is made (for files too large to hold).
+    /// it is made (for files too large to hold). The buffer gathers small writes; a write of
+    /// [`WRITE_THROUGH`] bytes or more goes to the file without being copied into it, which is how
+    /// the report's tables and status files come, in pieces from buffers of their own.
     pub fn write_with(
         &self,
         relative: &Path,
@@ -262,7 +268,7 @@ impl Staging {
     ) -> Result<(), OutputError> {
         let path = self.place(relative)?;
         let file = fs::File::create(&path).map_err(|e| OutputError::io(&path, e))?;
-        let mut out = io::BufWriter::with_capacity(1 << 18, file);
+        let mut out = io::BufWriter::with_capacity(WRITE_THROUGH, file);
         let made = write(&mut out).and_then(|()| Ok(out.flush()?));
         made.map_err(|e| OutputError::io(&path, into_io_error(e)))
     }

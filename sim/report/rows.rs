@@ -16,8 +16,9 @@
 
 use std::io::{self, Write};
 
-/// Flushed to the output when the buffer holds this much (the status files' member lists too).
-pub(crate) const FLUSH_AT: usize = 1 << 16;
+/// Flushed to the output when the buffer holds this much (the status files' member lists too):
+/// pieces this large go to a report's file without another copy ([`crate::output::WRITE_THROUGH`]).
+pub(crate) const FLUSH_AT: usize = crate::output::WRITE_THROUGH;
 
 /// Writes rows of fields to `out` as `csv::Writer::from_writer(out)` writes them with
 /// `write_record` (fields separated by `,`, rows ended by `\n`, a field quoted only when it must
