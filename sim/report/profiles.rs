@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::autoupgrade::released_kubernetes;
 use crate::engine::{Duration, Time};
-use crate::fleet::{KubernetesVersion, MinorVersion};
+use crate::fleet::{KubernetesVersion, MinorVersion, NodeImageVersion};
 use crate::orchestrator::UpdateState;
 use crate::simulation::VersionValue;
 
@@ -104,6 +104,9 @@ struct Replay<'a, 'c> {
     /// (the fleet's days ask for every member's every day).
     oldest: Vec<Option<Time>>,
     next: usize,
+    /// The image of the last change and when it was published: a run gives many members the same
+    /// image, one after the other, and the calendar is looked up once for them.
+    last_image: Option<(NodeImageVersion, Option<Time>)>,
 }
 
 impl<'a, 'c> Replay<'a, 'c> {
@@ -126,6 +129,7 @@ impl<'a, 'c> Replay<'a, 'c> {
             oldest: published.iter().map(|pools| earliest(pools)).collect(),
             published,
             next: 0,
+            last_image: None,
         }
     }
 
@@ -138,7 +142,15 @@ impl<'a, 'c> Replay<'a, 'c> {
             match (&c.pool, &c.to) {
                 (None, VersionValue::Kubernetes(v)) => self.kubernetes[m] = *v,
                 (Some(pool), VersionValue::NodeImage(v)) => {
-                    self.published[m][*pool] = self.ctx.scenario.releases.image_release(v).map(|r| r.published);
+                    let published = match &self.last_image {
+                        Some((image, published)) if image == v => *published,
+                        _ => {
+                            let published = self.ctx.scenario.releases.image_release(v).map(|r| r.published);
+                            self.last_image = Some((v.clone(), published));
+                            published
+                        }
+                    };
+                    self.published[m][*pool] = published;
                     self.oldest[m] = earliest(&self.published[m]);
                 }
                 _ => {}

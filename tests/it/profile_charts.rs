@@ -295,3 +295,36 @@ fn ten_thousand_members_give_charts_of_the_same_size() {
     let versions = &charts[0].chart.svg;
     assert!(versions.contains("10000 members") && versions.contains("1.34 released"));
 }
+
+/// The image ages at the end are each member's oldest pool image's, with every pool on the image
+/// its last change gave it (or its own): worked out here from the changes and the calendar, where
+/// the report replays them (and looks an image up once for the members a run gives it in a row).
+#[test]
+fn image_ages_at_the_end_follow_every_image_change() {
+    use fleetsim::simulation::{SimOptions, VersionValue, simulate};
+    let scenario = fleetsim::scenario::load_file(&root().join("scenarios/autoupgrade-year.json"), None).unwrap();
+    let result = simulate(&scenario, SimOptions::default());
+    let mut images: Vec<Vec<Option<fleetsim::fleet::NodeImageVersion>>> =
+        scenario.fleet.iter().map(|m| m.node_pools.iter().map(|p| p.node_image_version.clone()).collect()).collect();
+    let mut changed = 0;
+    for change in result.version_changes.iter().filter(|c| c.time <= result.end) {
+        if let (Some(pool), VersionValue::NodeImage(image)) = (change.pool, &change.to) {
+            images[change.member.index()][pool] = Some(image.clone());
+            changed += 1;
+        }
+    }
+    assert!(changed > 10_000, "{changed} image changes");
+    let published =
+        |image: &fleetsim::fleet::NodeImageVersion| scenario.releases.image_release(image).map(|r| r.published);
+    let mut expected: Vec<f64> = images
+        .iter()
+        .filter_map(|pools| pools.iter().flatten().filter_map(published).min())
+        .map(|oldest| (result.end - oldest).as_seconds() as f64 / 86_400.0)
+        .collect();
+    expected.sort_by(f64::total_cmp);
+    let ctx = ReportContext::new(&scenario, &result);
+    let ages = end_state(&ctx).image_ages;
+    assert_eq!(ages, expected);
+    let distinct: std::collections::BTreeSet<String> = ages.iter().map(|a| format!("{a}")).collect();
+    assert!(distinct.len() > 5, "ages {distinct:?}");
+}
