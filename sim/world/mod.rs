@@ -304,8 +304,9 @@ pub struct World<'a> {
     /// Every member's pools, member after member (`MemberState::first_pool`).
     pools: Vec<PoolState<'a>>,
     runs: Vec<RunContext>,
-    /// Attempts under way, by [`Flight`]; a finished one's place is reused (`free_flights`), so
-    /// the list is as long as the most attempts ever under way at once.
+    /// Attempts under way, by [`Flight`]. A finished one stays in its place, marked `finished`,
+    /// until the next attempt is written there (`free_flights`), so the list is as long as the most
+    /// attempts ever under way at once.
     flights: Vec<Option<InFlight<'a>>>,
     free_flights: Vec<u32>,
     /// Per window kind, per member (allocated on first use).
