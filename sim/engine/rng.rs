@@ -130,27 +130,26 @@ impl StreamKey {
         Stream { key: self.words, nonce: position.nonce, block, words, used: 0, available: HEAD_WORDS }
     }
 
-    /// The first words of the streams at `positions`, into `heads`: eight at a time with AVX2
-    /// where the processor has it, one by one otherwise (the same words either way).
-    pub fn heads(&self, positions: &[Position], heads: &mut [Head]) {
-        assert_eq!(positions.len(), heads.len());
+    /// The first words of the streams at the positions of `entries`, into their heads: eight at a
+    /// time with AVX2 where the processor has it, one by one otherwise (the same words either way).
+    pub fn heads(&self, entries: &mut [(Position, Head)]) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
-            for (positions, heads) in positions.chunks(LANES).zip(heads.chunks_mut(LANES)) {
+            for entries in entries.chunks_mut(LANES) {
                 let mut counters = [0u64; LANES];
                 let mut nonces = [0u64; LANES];
-                for (lane, p) in positions.iter().enumerate() {
+                for (lane, (p, _)) in entries.iter().enumerate() {
                     (counters[lane], nonces[lane]) = (p.block, p.nonce);
                 }
                 // SAFETY: the processor has AVX2 (checked above), the only requirement of the call.
                 let words = unsafe { x86::chacha8_lanes(&self.words, &counters, &nonces) };
-                for (lane, head) in heads.iter_mut().enumerate() {
+                for (lane, (_, head)) in entries.iter_mut().enumerate() {
                     *head = std::array::from_fn(|w| words[w][lane]);
                 }
             }
             return;
         }
-        for (position, head) in positions.iter().zip(heads) {
+        for (position, head) in entries {
             let block = chacha8_block(&self.words, position.block, position.nonce);
             head.copy_from_slice(&block[..HEAD_WORDS]);
         }
@@ -414,10 +413,10 @@ mod tests {
         let key = SeedTree::new(5, 2).key(Purpose::UpgradeDuration);
         for count in [1, 7, 8, 9, 17] {
             let keys: Vec<[u64; 3]> = (0..count).map(|i| [name_key(&format!("m{i}")), 77, 1 + i % 3]).collect();
-            let positions: Vec<Position> = keys.iter().map(|&k| StreamKey::position(k)).collect();
-            let mut heads = vec![[0; HEAD_WORDS]; count as usize];
-            key.heads(&positions, &mut heads);
-            for ((keys, position), head) in keys.iter().zip(&positions).zip(&heads) {
+            let mut entries: Vec<(Position, Head)> =
+                keys.iter().map(|&k| (StreamKey::position(k), [0; HEAD_WORDS])).collect();
+            key.heads(&mut entries);
+            for (keys, (position, head)) in keys.iter().zip(&entries) {
                 let (mut ahead, mut plain) = (key.stream_from(*position, head), key.stream(*keys));
                 for step in 0..40 {
                     if step % 3 == 1 {

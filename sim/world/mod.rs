@@ -319,26 +319,26 @@ pub struct World<'a> {
     window_notes: BTreeMap<(usize, Option<Time>), Note>,
 }
 
-/// The first words of the duration streams of members' first attempts in one run, computed
-/// [`AHEAD`] members at a time: the members after one that starts (in fleet order, which is name
-/// order, the order a group starts its members in) are likely the next to start, and a batch costs
-/// about a third of computing its blocks one by one.
+/// The first words of the duration streams of members' first attempts in one run, computed for
+/// batches of [`AHEAD`] members in fleet order: the members after one that starts (in fleet order,
+/// which is name order, the order a group starts its members in) are likely the next to start, and
+/// a batch costs about a third of computing its blocks one by one.
 #[derive(Debug, Default)]
 struct Heads {
     /// A member's stream position and the head there.
     heads: Vec<(Position, Head)>,
-    /// Bit `m`: the head in `heads[m]` is computed in this replication (its position may be an
-    /// earlier replication's, see `placed`).
+    /// Bit `b`: the heads of batch `b` (members `b * AHEAD` up to the next batch) are computed in
+    /// this replication (their positions may be an earlier replication's, see `placed`).
     known: Vec<u64>,
     /// The run's name key the positions are of: a position (two hashes of the member's, the
     /// run's and the attempt's keys) is the same in every replication, so it is worked out once
     /// per simulator and kept while the run at this place has the same name.
     run_key: u64,
-    /// Bit `m`: the position in `heads[m]` is worked out (kept from one replication to the next).
+    /// Bit `b`: the positions of batch `b` are worked out (kept from one replication to the next).
     placed: Vec<u64>,
 }
 
-/// Members whose heads are computed together.
+/// Members whose heads are computed together: a batch.
 const AHEAD: usize = 8;
 
 /// The world's members and pools as every replication starts them, made once from the fleet.
@@ -910,37 +910,33 @@ impl<'a> World<'a> {
         }
     }
 
-    /// The head of `member`'s first-attempt duration stream in `run`, with those of the next
-    /// members in fleet order ([`Heads`]).
+    /// The head of `member`'s first-attempt duration stream in `run`, computed with those of the
+    /// other members of its batch ([`Heads`]).
     fn first_head(&mut self, run: RunId, member: MemberId) -> (Position, Head) {
         let heads = &mut self.heads[run as usize];
         let members = self.members.len();
         if heads.known.is_empty() {
+            let words = members.div_ceil(AHEAD).div_ceil(64);
             heads.heads.resize(members, (Position::default(), [0; HEAD_WORDS]));
-            heads.known.resize(members.div_ceil(64), 0);
-            heads.placed.resize(members.div_ceil(64), 0);
+            heads.known.resize(words, 0);
+            heads.placed.resize(words, 0);
         }
         let m = member.index();
-        if heads.known[m / 64] >> (m % 64) & 1 == 0 {
-            let run_key = heads.run_key;
-            let count = AHEAD.min(members - m);
-            let mut positions = [Position::default(); AHEAD];
-            for (k, position) in positions[..count].iter_mut().enumerate() {
-                let i = m + k;
-                *position = if heads.placed[i / 64] >> (i % 64) & 1 == 1 {
-                    debug_assert_eq!(heads.heads[i].0, StreamKey::position([self.members[i].name_key, run_key, 1]));
-                    heads.heads[i].0
-                } else {
-                    heads.placed[i / 64] |= 1 << (i % 64);
-                    StreamKey::position([self.members[i].name_key, run_key, 1])
-                };
+        let (batch, bit) = (m / AHEAD / 64, 1 << (m / AHEAD % 64));
+        if heads.known[batch] & bit == 0 {
+            heads.known[batch] |= bit;
+            let range = m / AHEAD * AHEAD..members.min((m / AHEAD + 1) * AHEAD);
+            let entries = &mut heads.heads[range.clone()];
+            if heads.placed[batch] & bit == 0 {
+                heads.placed[batch] |= bit;
+                for ((position, _), state) in entries.iter_mut().zip(&self.members[range]) {
+                    *position = StreamKey::position([state.name_key, heads.run_key, 1]);
+                }
             }
-            let mut computed = [[0; HEAD_WORDS]; AHEAD];
-            self.duration_key.heads(&positions[..count], &mut computed[..count]);
-            for k in 0..count {
-                heads.heads[m + k] = (positions[k], computed[k]);
-                heads.known[(m + k) / 64] |= 1 << ((m + k) % 64);
-            }
+            debug_assert!(entries.iter().zip(m / AHEAD * AHEAD..).all(|((position, _), i)| {
+                *position == StreamKey::position([self.members[i].name_key, heads.run_key, 1])
+            }));
+            self.duration_key.heads(entries);
         }
         heads.heads[m]
     }
