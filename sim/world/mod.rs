@@ -1408,15 +1408,18 @@ impl<'a> World<'a> {
         {
             state.kubernetes_version = version;
         }
-        for (i, target, done) in flight.pools.drain(..) {
-            // A pool rolled only for the Kubernetes version keeps its image.
-            if let Some(target) = target
-                && (completed || elapsed > done)
-            {
-                let pool = &mut self.pools[state.first_pool as usize + i];
-                let from = pool.image.replace(target.clone()).map(Cow::into_owned);
-                pool.from_snapshot = false;
-                record.pools.push(PoolChange { pool: i, from, to: Some(target.into_owned()) });
+        // Most attempts of a fleet without modelled pools have none: no drain to set up.
+        if !flight.pools.is_empty() {
+            for (i, target, done) in flight.pools.drain(..) {
+                // A pool rolled only for the Kubernetes version keeps its image.
+                if let Some(target) = target
+                    && (completed || elapsed > done)
+                {
+                    let pool = &mut self.pools[state.first_pool as usize + i];
+                    let from = pool.image.replace(target.clone()).map(Cow::into_owned);
+                    pool.from_snapshot = false;
+                    record.pools.push(PoolChange { pool: i, from, to: Some(target.into_owned()) });
+                }
             }
         }
         if completed
