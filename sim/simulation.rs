@@ -639,8 +639,7 @@ impl<'a> Sim<'a> {
         // By index: the list stays in place (its buffer is kept) while the commands are carried out.
         for i in 0..self.commands.len() {
             match self.commands[i] {
-                Command::Start { slot, member } => {
-                    let attempt = self.runs[run as usize].member(slot).attempts;
+                Command::Start { slot, member, attempt } => {
                     let started = self.world.start_upgrade(run, member, attempt, now);
                     if started.received_bad_release {
                         self.bad_release_members[run as usize].insert(member);

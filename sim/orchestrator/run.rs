@@ -78,6 +78,8 @@ pub enum Command {
     Start {
         slot: Slot,
         member: MemberId,
+        /// The member's attempts in the run, this one included (1 for its first).
+        attempt: u32,
     },
     ArmTimer {
         at: Time,
@@ -1559,9 +1561,9 @@ impl UpdateRun {
                     if self.next_failure_trips(s, g) && facts.fails_at_once(self.id, member_id, now) {
                         self.failing_at_once = true;
                     }
-                    self.mark_member_running(slot, now);
+                    let attempt = self.mark_member_running(slot, now);
                     self.prefetch_next(slot, facts);
-                    out.push(Command::Start { slot, member: member_id });
+                    out.push(Command::Start { slot, member: member_id, attempt });
                     return true;
                 }
             }
@@ -1614,8 +1616,10 @@ impl UpdateRun {
 
     // ----- state setters: journal, times and statistics ----------------------------------------
 
+    /// Returns the member's attempts in the run, this one included.
     #[inline(always)]
-    fn mark_member_running(&mut self, slot: Slot, now: Time) {
+    #[must_use]
+    fn mark_member_running(&mut self, slot: Slot, now: Time) -> u32 {
         let (s, g) = (slot.stage as usize, slot.group as usize);
         if self.stages[s].groups[g].members[slot.index as usize].pending_kind.is_some() {
             self.leave_pending(slot, now);
@@ -1628,6 +1632,7 @@ impl UpdateRun {
         member.start = now;
         member.end = NO_TIME;
         member.attempts += 1;
+        let attempt = member.attempts;
         group.running += 1;
         group.peak_running = group.peak_running.max(group.running);
         stage.running += 1;
@@ -1639,6 +1644,7 @@ impl UpdateRun {
             "group limit exceeded"
         );
         invariant!(self.stages[s].running <= self.stages[s].max_concurrency, "stage limit exceeded");
+        attempt
     }
 
     fn mark_member_skipped(&mut self, slot: Slot, note: Note, now: Time) {

@@ -715,6 +715,23 @@ fn restart_trips_again_at_the_next_failure() {
     assert_eq!(r.runs[0].failure_count, 2);
 }
 
+/// SEMANTICS §11 "Restart" and common random numbers: a retry is the member's next attempt and
+/// draws that attempt's stream, not the first attempt's again (which would fail every retry of a
+/// member whose first attempt failed at random).
+#[test]
+fn a_retried_member_draws_its_next_attempt_not_its_first_again() {
+    let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
+    let restarts: Vec<Value> = (1..=40).map(|k| json!({"at": format!("+{}h", 2 * k), "action": "start"})).collect();
+    let extra = json!({"settings": {"retryFailedOnRestart": true}, "models": {"failure": {"probability": 0.5}}});
+    let (s, r) = run(&scenario_json(members("a", "ga", 10), strategy, json!({"actions": restarts}), extra));
+    let run = &r.runs[0];
+    let members = &run.stages[0].groups[0].members;
+    let retried_and_completed = members.iter().filter(|m| m.attempts >= 2 && m.state == Completed).count();
+    assert!(retried_and_completed > 0, "no retry of a member that failed at random completed");
+    assert!(run.failure_count > 0, "the premise: first attempts failed at random");
+    assert_eq!(run.state, Completed, "{}", trace(&s, &r, "r"));
+}
+
 #[test]
 fn retry_failed_on_restart_setting() {
     let strategy = json!({"stages": [{"name": "s1", "groups": [{"name": "ga"}]}]});
