@@ -56,23 +56,11 @@ impl KubernetesVersion {
     /// writes two per member and run.
     pub fn text(self) -> VersionText {
         let mut text = VersionText { bytes: [0; 32], len: 0 };
-        for (i, number) in [self.major, self.minor, self.patch].into_iter().enumerate() {
-            if i > 0 {
-                text.push(b'.');
-            }
-            let mut digits = [0u8; 10];
-            let mut n = number;
-            let mut at = digits.len();
-            loop {
-                at -= 1;
-                digits[at] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            digits[at..].iter().for_each(|&d| text.push(d));
-        }
+        text.number(self.major);
+        text.push(b'.');
+        text.number(self.minor);
+        text.push(b'.');
+        text.number(self.patch);
         text
     }
 }
@@ -88,6 +76,26 @@ impl VersionText {
     fn push(&mut self, byte: u8) {
         self.bytes[self.len] = byte;
         self.len += 1;
+    }
+
+    /// A number's decimal digits: those of versions (below 100) written directly.
+    fn number(&mut self, n: u32) {
+        if n < 10 {
+            self.push(b'0' + n as u8);
+        } else if n < 100 {
+            self.push(b'0' + (n / 10) as u8);
+            self.push(b'0' + (n % 10) as u8);
+        } else {
+            let mut digits = [0u8; 10];
+            let mut n = n;
+            let mut at = digits.len();
+            while n > 0 {
+                at -= 1;
+                digits[at] = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+            digits[at..].iter().for_each(|&d| self.push(d));
+        }
     }
 
     pub fn as_str(&self) -> &str {
@@ -260,7 +268,7 @@ mod tests {
     #[test]
     fn version_text_is_what_display_writes() {
         for (major, minor, patch) in
-            [(1, 33, 2), (0, 0, 0), (10, 100, 1000), (u32::MAX, u32::MAX, u32::MAX), (1, 9, 10)]
+            [(1, 33, 2), (0, 0, 0), (10, 100, 1000), (u32::MAX, u32::MAX, u32::MAX), (1, 9, 10), (9, 99, 101)]
         {
             let v = KubernetesVersion::new(major, minor, patch);
             assert_eq!(v.text().as_str(), v.to_string());
