@@ -640,6 +640,7 @@ impl<'a> Sim<'a> {
         for i in 0..self.commands.len() {
             match self.commands[i] {
                 Command::Start { slot, member, attempt } => {
+                    debug_assert_eq!(attempt, self.runs[run as usize].member(slot).attempts);
                     let started = self.world.start_upgrade(run, member, attempt, now);
                     if started.received_bad_release {
                         self.bad_release_members[run as usize].insert(member);

@@ -1900,6 +1900,7 @@ impl UpdateRun {
     #[inline(always)]
     fn stage_failed(&self, s: usize) -> bool {
         let stage = &self.stages[s];
+        debug_assert_eq!(stage.groups_tripped as usize, stage.groups.iter().filter(|g| g.tripped).count());
         // Asked several times for every member that starts or ends: the common answer (nothing of
         // the stage tripped) first.
         if !stage.tripped && stage.groups_tripped == 0 {
@@ -1911,15 +1912,13 @@ impl UpdateRun {
         if stage.tripped {
             return true;
         }
-        debug_assert_eq!(stage.groups_tripped as usize, stage.groups.iter().filter(|g| g.tripped).count());
-        let any_group_tripped = stage.groups_tripped > 0;
-        any_group_tripped
-            && match self.settings.failure_scope {
-                FailureScope::Run => true,
-                FailureScope::Segment => {
-                    stage.running == 0 && stage.groups.iter().all(|g| g.tripped || g.phase == Phase::Done)
-                }
+        // A group tripped and the stage did not.
+        match self.settings.failure_scope {
+            FailureScope::Run => true,
+            FailureScope::Segment => {
+                stage.running == 0 && stage.groups.iter().all(|g| g.tripped || g.phase == Phase::Done)
             }
+        }
     }
 
     fn current_stage_failed(&self) -> bool {

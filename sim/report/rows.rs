@@ -29,8 +29,8 @@ pub(crate) const FLUSH_AT: usize = crate::output::WRITE_THROUGH;
 ///
 /// Rows are made in `buf`, whose bytes are all initialized (`len` of them written so far), with
 /// room for the next row made before it is written: a field of up to 16 bytes is then copied as
-/// two words (or three bytes) that overlap where it is shorter than both, the same words it was
-/// checked in, where `extend_from_slice` called `memcpy` for every field.
+/// two words (or three bytes) that overlap where it is shorter than the two together, the same
+/// words it was checked in, where `extend_from_slice` called `memcpy` for every field.
 pub struct Rows<'w> {
     out: &'w mut dyn Write,
     buf: Vec<u8>,
@@ -223,6 +223,17 @@ mod tests {
         let row: Vec<String> = (0..13).map(|i| format!("field \"{i}\", with text")).collect();
         let rows = vec![row; 5_000];
         assert!(with_csv(&rows).len() > 3 * super::FLUSH_AT);
+        assert_eq!(with_rows(&rows), with_csv(&rows));
+    }
+
+    #[test]
+    fn a_row_longer_than_the_room_left_grows_the_buffer() {
+        // Rows of fields all quotes (each doubled when quoted) and long plain ones, the file several
+        // times the flush size, so that rows arrive with the buffer nearly full and longer than
+        // the room it was made with.
+        let rows: Vec<Vec<String>> =
+            (0..40).map(|i| vec!["\"".repeat(3_000 + 97 * i), "x".repeat(5_000 + i), format!("{i}")]).collect();
+        assert!(with_csv(&rows).len() > 4 * super::FLUSH_AT);
         assert_eq!(with_rows(&rows), with_csv(&rows));
     }
 

@@ -313,16 +313,17 @@ pub struct World<'a> {
     window_facts: [Vec<Option<WindowFact>>; 2],
     /// Per run, per member (allocated on first use).
     run_facts: Vec<Vec<RunMemberFacts>>,
-    /// Per run: the first words of members' first-attempt duration streams, computed ahead.
+    /// Per run: the first words of members' first-attempt duration streams, computed by batches.
     heads: Vec<Heads>,
     /// `Pending` notes of closed windows by (window kind, next opening).
     window_notes: BTreeMap<(usize, Option<Time>), Note>,
 }
 
 /// The first words of the duration streams of members' first attempts in one run, computed for
-/// batches of [`AHEAD`] members in fleet order: the members after one that starts (in fleet order,
-/// which is name order, the order a group starts its members in) are likely the next to start, and
-/// a batch costs about a third of computing its blocks one by one.
+/// aligned batches of [`AHEAD`] members in fleet order, a batch when one of its members starts
+/// first: fleet order is name order, the order a group starts its members in, so the batch's next
+/// members are likely the next to start, and a batch costs about a third of computing its blocks
+/// one by one.
 #[derive(Debug, Default)]
 struct Heads {
     /// A member's stream position and the head there.
