@@ -923,18 +923,20 @@ impl<'a> World<'a> {
             heads.placed.resize(words, 0);
         }
         let m = member.index();
-        let (batch, bit) = (m / AHEAD / 64, 1 << (m / AHEAD % 64));
-        if heads.known[batch] & bit == 0 {
-            heads.known[batch] |= bit;
-            let range = m / AHEAD * AHEAD..members.min((m / AHEAD + 1) * AHEAD);
+        let batch = m / AHEAD;
+        let (word, bit) = (batch / 64, 1 << (batch % 64));
+        if heads.known[word] & bit == 0 {
+            heads.known[word] |= bit;
+            let first = batch * AHEAD;
+            let range = first..members.min(first + AHEAD);
             let entries = &mut heads.heads[range.clone()];
-            if heads.placed[batch] & bit == 0 {
-                heads.placed[batch] |= bit;
+            if heads.placed[word] & bit == 0 {
+                heads.placed[word] |= bit;
                 for ((position, _), state) in entries.iter_mut().zip(&self.members[range]) {
                     *position = StreamKey::position([state.name_key, heads.run_key, 1]);
                 }
             }
-            debug_assert!(entries.iter().zip(m / AHEAD * AHEAD..).all(|((position, _), i)| {
+            debug_assert!(entries.iter().zip(first..).all(|((position, _), i)| {
                 *position == StreamKey::position([self.members[i].name_key, heads.run_key, 1])
             }));
             self.duration_key.heads(entries);
