@@ -159,6 +159,49 @@ fn a_key_no_member_has_in_a_selector_that_still_selects_is_a_warning() {
 }
 
 #[test]
+fn a_key_only_the_last_member_has_is_known_before_and_after_a_mistyped_one_lists_the_keys() {
+    // "tier" is on m10 alone. It is asked of the members (canary), then a mistyped key makes the
+    // list of every member's keys (which must hold m10's for the hint), and "tier" is asked again.
+    let stages = json!([
+        {"name": "canary", "memberSelector": {"byLabel": "ring=canary,tier!=db"}},
+        {"name": "broad", "memberSelector": {"byLabel": "ring=broad,teir!=db,tier!=db"}}
+    ]);
+    let mut doc = scenario(stages, json!({}), json!({}));
+    doc["members"][9]["labels"]["tier"] = json!("web");
+    let lines = warnings_of(&doc);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].contains("/updateStrategies/s/stages/1/memberSelector/byLabel: no member has the label key \"teir\", so \"teir!=db\" holds for every member (did you mean \"tier\"?)"), "{}", lines[0]);
+}
+
+#[test]
+fn every_named_strategy_is_checked_with_its_own_plan_whether_a_run_a_profile_or_nothing_uses_it() {
+    // "s" is planned for run "r", "auto" for a profile, "spare" for nobody; each leaves other
+    // members unselected.
+    let canary = json!({"name": "canary", "memberSelector": {"byLabel": "ring=canary"}});
+    let broad = json!({"name": "broad", "memberSelector": {"byLabel": "ring=broad"}});
+    let mistyped = json!({"name": "canary", "memberSelector": {"byLabel": "ring=canray"}});
+    let extra = json!({
+        "updateStrategies": {
+            "s": {"stages": [canary]},
+            "auto": {"stages": [broad]},
+            "spare": {"stages": [mistyped, broad]}
+        },
+        "autoUpgradeProfiles": [{"name": "p", "channel": "Stable", "updateStrategyId": "auto"}]
+    });
+    let lines = warnings_of(&scenario(json!([]), json!({}), extra));
+    let expected = [
+        "/updateStrategies/auto/stages: 2 members are selected by no stage (\"m01\", \"m02\")",
+        "/updateStrategies/s/stages: 8 members are selected by no stage (\"m03\", \"m04\", \"m05\", \"m06\", \"m07\", …)",
+        "/updateStrategies/spare/stages/0/memberSelector/byLabel: stage \"canary\" selects no member because no member has \"ring=canray\"",
+        "/updateStrategies/spare/stages: 2 members are selected by no stage (\"m01\", \"m02\")",
+    ];
+    assert_eq!(lines.len(), expected.len(), "{lines:#?}");
+    for (line, expected) in lines.iter().zip(expected) {
+        assert!(line.starts_with(&format!("warning: w.json: {expected}")), "{line}");
+    }
+}
+
+#[test]
 fn members_selected_by_no_stage_are_counted_and_named() {
     let stages = json!([{"name": "canary", "memberSelector": {"byLabel": "ring=canary"}}]);
     let lines = warnings_of(&scenario(stages, json!({}), json!({})));
