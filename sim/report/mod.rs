@@ -224,10 +224,8 @@ fn assemble<'a, 'c, R: Send>(
         || all_charts(ctx),
     );
     let mut data = data?;
-    let (charts, profile_charts, fleet) = charts?;
-    if let Some(fleet) = fleet {
-        data.extend(fleet_parts(ctx, &fleet)?.into_iter().map(Emitted::Bytes));
-    }
+    let (charts, profile_charts, fleet_files) = charts?;
+    data.extend(fleet_files.into_iter().map(Emitted::Bytes));
     Ok(Assembled { data, charts, profile_charts, member_sections })
 }
 
@@ -249,7 +247,8 @@ fn data_parts<'a, 'c>(ctx: &'a ReportContext<'c>) -> anyhow::Result<Vec<Part<'a>
 }
 
 /// The files of a scenario with auto-upgrade profiles, after the [`data_parts`]: made from the
-/// fleet's days, which are replayed while the run charts render.
+/// fleet's days, which are replayed while the run charts render, and made while the auto-upgrade
+/// charts render.
 fn fleet_parts(ctx: &ReportContext, fleet: &profiles::FleetDays) -> anyhow::Result<Vec<ReportFile>> {
     Ok(vec![
         ("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, fleet)?),
@@ -258,24 +257,27 @@ fn fleet_parts(ctx: &ReportContext, fleet: &profiles::FleetDays) -> anyhow::Resu
     ])
 }
 
-/// The run charts and the auto-upgrade charts, with the fleet's days they are drawn from (none
-/// without profiles).
-type AllCharts = (Vec<charts::run::RunChart>, Vec<charts::run::RunChart>, Option<profiles::FleetDays>);
+/// The run charts and the auto-upgrade charts, with the [`fleet_parts`] made from the fleet's days
+/// those are drawn from (none without profiles).
+type AllCharts = (Vec<charts::run::RunChart>, Vec<charts::run::RunChart>, Vec<ReportFile>);
 
 fn all_charts(ctx: &ReportContext) -> anyhow::Result<AllCharts> {
     let (run, profile) = rayon::join(
         || charts::run::run_charts(ctx),
         || -> anyhow::Result<_> {
             if ctx.scenario.profiles.is_empty() {
-                return Ok((Vec::new(), None));
+                return Ok((Vec::new(), Vec::new()));
             }
             let fleet = profiles::fleet_days(ctx);
-            let charts = charts::profiles::profile_charts(ctx, &fleet, &profiles::end_state(ctx))?;
-            Ok((charts, Some(fleet)))
+            let (charts, files) = rayon::join(
+                || charts::profiles::profile_charts(ctx, &fleet, &profiles::end_state(ctx)),
+                || fleet_parts(ctx, &fleet),
+            );
+            Ok((charts?, files?))
         },
     );
-    let (profile, fleet) = profile?;
-    Ok((run?, profile, fleet))
+    let (profile, fleet_files) = profile?;
+    Ok((run?, profile, fleet_files))
 }
 
 pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {
