@@ -262,22 +262,23 @@ fn fleet_parts(ctx: &ReportContext, fleet: &profiles::FleetDays) -> anyhow::Resu
 type AllCharts = (Vec<charts::run::RunChart>, Vec<charts::run::RunChart>, Vec<ReportFile>);
 
 fn all_charts(ctx: &ReportContext) -> anyhow::Result<AllCharts> {
-    let (run, profile) = rayon::join(
+    let (run, (profile, fleet_files)) = rayon::join(
         || charts::run::run_charts(ctx),
-        || -> anyhow::Result<_> {
+        || {
             if ctx.scenario.profiles.is_empty() {
-                return Ok((Vec::new(), Vec::new()));
+                return (Ok(Vec::new()), Ok(Vec::new()));
             }
             let fleet = profiles::fleet_days(ctx);
-            let (charts, files) = rayon::join(
+            rayon::join(
                 || charts::profiles::profile_charts(ctx, &fleet, &profiles::end_state(ctx)),
                 || fleet_parts(ctx, &fleet),
-            );
-            Ok((charts?, files?))
+            )
         },
     );
-    let (profile, fleet_files) = profile?;
-    Ok((run?, profile, fleet_files))
+    // The first failure told is the auto-upgrade charts', then the run charts', then the files'.
+    let profile = profile?;
+    let run = run?;
+    Ok((run, profile, fleet_files?))
 }
 
 pub fn to_json<T: serde::Serialize>(value: &T) -> anyhow::Result<Vec<u8>> {

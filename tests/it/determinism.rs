@@ -194,6 +194,19 @@ fn generated_fleets_and_their_problems_do_not_depend_on_the_thread_count() {
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].starts_with("/memberGenerators/0/namePattern: generated member "), "{problems:?}");
     assert_eq!(load(3, &long).unwrap_err(), problems);
+    // Drawn by one member in a hundred: the generator stops in the first chunk (8,192 members),
+    // and the second, drawn while the first is taken, has more such members, drawn for nothing and
+    // not told.
+    let dense = long.replace(r#"member-name": 0.001"#, r#"member-name": 0.01"#);
+    let problems = load(1, &dense).expect_err("some member gets the long group");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    let number: usize = problems[0]
+        .strip_prefix("/memberGenerators/0/namePattern: generated member ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{problems:?}"));
+    assert!(number < 8192, "{problems:?}");
+    assert_eq!(load(3, &dense).unwrap_err(), problems);
     // Members selected twice are found while matching in parallel, and told in member order.
     let twice = scenario.replace("wave=wave-2,ring=b", "ring=b");
     let problems = load(1, &twice).expect_err("canary members with ring=b are selected twice");

@@ -144,7 +144,13 @@ fn fleet_labels_are_keys_every_member_has() {
         {"name": "eu", "memberSelector": {"byLabel": "fleet.azure.com/location=westeurope,fleet.azure.com/resource-group!=other"}},
         {"name": "rest", "memberSelector": {"byLabel": "fleet.azure.com/member-name notin (m01, m02, m03, m04, m05),fleet.azure.com/subscription-id,fleet.azure.com/cluster-name"}}
     ]);
-    assert_eq!(warnings_of(&scenario(stages, json!({}), json!({}))), Vec::<String>::new());
+    assert_eq!(warnings_of(&scenario(stages.clone(), json!({}), json!({}))), Vec::<String>::new());
+    // And a mistyped one is told with the one it is closest to.
+    let mut mistyped = stages;
+    mistyped[1]["memberSelector"]["byLabel"] = json!("fleet.azure.com/location!=westeurope,fleet.azure.com/locaton!=x");
+    let lines = warnings_of(&scenario(mistyped, json!({}), json!({})));
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].contains("/updateStrategies/s/stages/1/memberSelector/byLabel: no member has the label key \"fleet.azure.com/locaton\", so \"fleet.azure.com/locaton!=x\" holds for every member (did you mean \"fleet.azure.com/location\"?)"), "{}", lines[0]);
 }
 
 #[test]
