@@ -247,8 +247,8 @@ fn data_parts<'a, 'c>(ctx: &'a ReportContext<'c>) -> anyhow::Result<Vec<Part<'a>
 }
 
 /// The files of a scenario with auto-upgrade profiles, after the [`data_parts`]: made from the
-/// fleet's days, which are replayed while the run charts render, and made while the auto-upgrade
-/// charts render.
+/// fleet's days (replayed while the run charts render) beside the auto-upgrade charts drawn from
+/// the same days.
 fn fleet_parts(ctx: &ReportContext, fleet: &profiles::FleetDays) -> anyhow::Result<Vec<ReportFile>> {
     Ok(vec![
         ("fleet-metrics.csv".into(), profiles::fleet_metrics_csv(ctx, fleet)?),
