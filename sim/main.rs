@@ -493,7 +493,7 @@ fn dump_fleet(target: &Path, fleet: &[scenario::dto::MemberDto]) -> Result<(), F
 
 fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
     let mut lines = Vec::new();
-    for file in files {
+    for (f, file) in files.iter().enumerate() {
         let (parsed, kind) = match read_document(file) {
             Ok(document) => document,
             Err(Failure::Invalid(mut l)) => {
@@ -566,6 +566,11 @@ fn validate(files: &[PathBuf], warn: Warn) -> Result<(), Failure> {
                     count(s.runs.len(), "run", "runs")
                 );
                 warn.check(warnings)?;
+                // The last file's scenario is not freed before the process ends, as in `run` (a
+                // million members took about 0.45 s to free).
+                if f + 1 == files.len() {
+                    std::mem::forget(s);
+                }
             }
             Err(problems) => lines.extend(problem_lines(file, &problems)),
         }
