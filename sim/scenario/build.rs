@@ -4,18 +4,16 @@
 //! step lives in its own module: `members`, `pools`, `generate`, `releases`, `stream`, `models`,
 //! `strategies`, `runs`, `profiles`, all reporting into one [`Ctx`].
 
-use rayon::slice::ParallelSliceMut;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::engine::{Duration, Time};
-use crate::fleet::Member;
 use crate::orchestrator::plan::{GroupAboveStage, PlanSettings};
 use crate::orchestrator::{FailureScope, RunSettings};
 use crate::world::{DurationModel, MinorSkipRule, WorldSettings};
 
 use super::ctx::{Ctx, check_name, quoted};
 use super::dto::*;
-use super::members::{FleetEntry, Origin, build_generated, build_members};
+use super::members::{NameOrder, build_generated, build_members, into_name_order};
 use super::models::{build_models, duration_model};
 use super::problem::{Problem, echo, join};
 use super::runs::build_runs;
@@ -107,50 +105,7 @@ fn build_inner(
     regions.extend(super::generate::generator_regions(&dto.member_generators));
     let mut releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), regions, seed);
     build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos, &mut fleet);
-    // Sorted by name as a list of (name's first 16 bytes as one number, entry's index) pairs, each
-    // number made where its member was built (a generated one on the thread that drew it, while
-    // its name was at hand): names are compared in full only where the numbers are equal, so where
-    // names differ within their first 16 bytes a comparison, or a pair checked for duplicates,
-    // reads neither the entries nor the names. Stable, so duplicates keep their order (the second
-    // is the one reported).
-    let mut order: Vec<(u128, usize)> = fleet.iter().enumerate().map(|(i, e)| (e.name_prefix, i)).collect();
-    order.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| fleet[a.1].member.name.cmp(&fleet[b.1].member.name)));
-    for pair in order.windows(2) {
-        let (first, second) = (&fleet[pair[0].1], &fleet[pair[1].1]);
-        if pair[0].0 == pair[1].0 && first.member.name == second.member.name {
-            let which = |e: &FleetEntry| match e.origin {
-                Origin::Generated { number, .. } => format!("as generated member {number} of {}", e.origin.path()),
-                Origin::Explicit(_) => format!("at {}", e.origin.path()),
-            };
-            let this = match second.origin {
-                Origin::Generated { number, .. } => format!(" (generated member {number})"),
-                Origin::Explicit(_) => String::new(),
-            };
-            ctx.err(
-                second.origin.path(),
-                format!("member {}{this} is defined twice (also {})", echo(&second.member.name), which(first)),
-            );
-        }
-    }
-    // Then taken in that order: the entries, large records, are moved in place into a list of
-    // `Option`s, and each is taken from where it lies into its place in the fleet, rather than
-    // swapped along the permutation's cycles and moved again.
-    let with_durations = fleet.iter().any(|e| e.durations.is_some());
-    let mut entries: Vec<Option<FleetEntry>> = fleet.into_iter().map(Some).collect();
-    let mut member_durations = Vec::new();
-    let mut dtos = Vec::new();
-    let fleet: Vec<Member> = order
-        .iter()
-        .map(|&(_, i)| {
-            let e = entries[i].take().expect("each entry is taken once");
-            if with_durations {
-                member_durations.push(e.durations);
-            }
-            // `--dump-fleet` shows every label as the service does, Fleet's own among them.
-            dtos.extend(e.dto.map(|d| MemberDto { labels: e.member.all_labels(), ..*d }));
-            e.member
-        })
-        .collect();
+    let NameOrder { members: fleet, durations: member_durations, dtos } = into_name_order(&mut ctx, fleet);
     super::releases::add_implicit_images(&mut releases, &fleet, dto, start);
     if let Some(stream) = dto.releases.as_ref().and_then(|r| r.stream.as_ref()) {
         super::stream::add_stream(&mut ctx, stream, &mut releases, &fleet, start + settings.horizon, seed);

@@ -216,6 +216,122 @@ pub(crate) fn build_generated(
     }
 }
 
+/// The fleet in name order, with what each member carries beside it.
+pub(crate) struct NameOrder {
+    pub members: Vec<Member>,
+    /// Each member's own duration model, or empty when no member has one.
+    pub durations: Vec<Option<Arc<DurationModel>>>,
+    /// Each member's DTO with every label as the service shows it, Fleet's own among them (what
+    /// `--dump-fleet` writes), or empty when DTOs were not kept.
+    pub dtos: Vec<MemberDto>,
+}
+
+/// Sorts the fleet by name and tells every name defined twice (the second definition, in the order
+/// they were defined). Entries are sorted as (name's first 16 bytes as one number, entry's index)
+/// pairs, each number made where its member was built (a generated one on the thread that drew it,
+/// while its name was at hand): names are compared in full only where the numbers are equal, so
+/// where names differ within their first 16 bytes a comparison, or a pair checked for duplicates,
+/// reads neither the entries nor the names. Then each entry, a large record, is moved once, from
+/// where it lies to its place in name order. A large fleet's pairs are made, checked and taken on
+/// the pool's threads (one thread taking a million members was a third of loading them).
+pub(crate) fn into_name_order(ctx: &mut Ctx, entries: Vec<FleetEntry>) -> NameOrder {
+    let parallel = entries.len() >= PARALLEL_ORDER_FROM;
+    let pair = |(i, e): (usize, &FleetEntry)| (e.name_prefix, i);
+    let mut order: Vec<(u128, usize)> = if parallel {
+        entries.par_iter().enumerate().map(pair).collect()
+    } else {
+        entries.iter().enumerate().map(pair).collect()
+    };
+    // Stable, so duplicates keep their order (the second is the one reported).
+    order.par_sort_by(|a, b| a.0.cmp(&b.0).then_with(|| entries[a.1].member.name.cmp(&entries[b.1].member.name)));
+    let twice = |p: &[(u128, usize)]| {
+        (p[0].0 == p[1].0 && entries[p[0].1].member.name == entries[p[1].1].member.name).then_some((p[0].1, p[1].1))
+    };
+    let defined_twice: Vec<(usize, usize)> = if parallel {
+        order.par_windows(2).filter_map(twice).collect()
+    } else {
+        order.windows(2).filter_map(twice).collect()
+    };
+    for (first, second) in defined_twice {
+        let (first, second) = (&entries[first], &entries[second]);
+        let which = |e: &FleetEntry| match e.origin {
+            Origin::Generated { number, .. } => format!("as generated member {number} of {}", e.origin.path()),
+            Origin::Explicit(_) => format!("at {}", e.origin.path()),
+        };
+        let this = match second.origin {
+            Origin::Generated { number, .. } => format!(" (generated member {number})"),
+            Origin::Explicit(_) => String::new(),
+        };
+        ctx.err(
+            second.origin.path(),
+            format!("member {}{this} is defined twice (also {})", echo(&second.member.name), which(first)),
+        );
+    }
+    let (members, beside): (Vec<Member>, Vec<_>) =
+        take_in_order(entries, &order, parallel, |e| (e.member, (e.durations, e.dto)));
+    let durations = if beside.iter().any(|(d, _)| d.is_some()) {
+        beside.iter().map(|(d, _)| d.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let dtos = members
+        .iter()
+        .zip(beside)
+        .filter_map(|(m, (_, dto))| dto.map(|d| MemberDto { labels: m.all_labels(), ..*d }))
+        .collect();
+    NameOrder { members, durations, dtos }
+}
+
+/// A fleet of at least this many members is put in name order on the pool's threads.
+const PARALLEL_ORDER_FROM: usize = 1 << 14;
+
+/// `items` in the order `order` gives (the k-th is `items[order[k].1]`), each moved once and split
+/// in two; on the pool's threads if `parallel`. Panics, before moving any, unless `order` names
+/// every item exactly once.
+fn take_in_order<T: Send, A: Send, B: Send>(
+    mut items: Vec<T>,
+    order: &[(u128, usize)],
+    parallel: bool,
+    split: impl Fn(T) -> (A, B) + Sync + Send,
+) -> (Vec<A>, Vec<B>) {
+    let mut named = vec![0u64; items.len().div_ceil(64)];
+    let once = order.len() == items.len()
+        && order.iter().all(|&(_, i)| {
+            let (word, bit) = (i / 64, 1u64 << (i % 64));
+            let fresh = named.get(word).is_some_and(|w| w & bit == 0 && i < items.len());
+            if fresh {
+                named[word] |= bit;
+            }
+            fresh
+        });
+    assert!(once, "the order names every item once");
+    /// The items' buffer, read by any thread, each place once.
+    struct Places<T>(*const T);
+    // SAFETY: each place is read by one thread only (`order` names it once), which then owns the
+    // item: sending the items to other threads is what `T: Send` allows.
+    unsafe impl<T: Send> Sync for Places<T> {}
+    impl<T> Places<T> {
+        /// SAFETY: `i` is below the buffer's length and no other call reads place `i`.
+        unsafe fn take(&self, i: usize) -> T {
+            unsafe { self.0.add(i).read() }
+        }
+    }
+    let places = Places(items.as_ptr());
+    // SAFETY: the items now belong to the reads below, which take each once (checked above). If
+    // `split` panics, the items not yet taken are leaked, never dropped twice; the vector frees
+    // only its buffer.
+    unsafe { items.set_len(0) };
+    let take = |&(_, i): &(u128, usize)| split(unsafe { places.take(i) });
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    if parallel {
+        order.par_iter().map(take).unzip_into_vecs(&mut a, &mut b);
+    } else {
+        (a, b) = order.iter().map(take).unzip();
+    }
+    drop(items);
+    (a, b)
+}
+
 /// A generator once planned: what its members are drawn with.
 struct Planned<'g> {
     /// `/memberGenerators/<g>`.
@@ -415,4 +531,58 @@ pub(crate) fn name_prefix(name: &str) -> u128 {
     let len = name.len().min(16);
     bytes[..len].copy_from_slice(&name.as_bytes()[..len]);
     u128::from_be_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+
+    /// An item: its index, and a reference counted with the others.
+    type Counted = (usize, Arc<()>);
+
+    /// `n` items, each holding a counted reference, and an order of them (a multiplicative
+    /// shuffle: `7` and `n` share no factor for the sizes below).
+    fn items(n: usize) -> (Arc<()>, Vec<Counted>, Vec<(u128, usize)>) {
+        let count = Arc::new(());
+        let items = (0..n).map(|i| (i, Arc::clone(&count))).collect();
+        let order = (0..n).map(|k| (0, (k * 7 + 3) % n)).collect();
+        (count, items, order)
+    }
+
+    #[test]
+    fn takes_each_item_once_into_its_place_on_one_thread_or_many() {
+        for n in [0, 1, 2, 100, PARALLEL_ORDER_FROM + 5] {
+            for parallel in [false, true] {
+                let (count, items, order) = items(n);
+                let (places, counts) = take_in_order(items, &order, parallel, |(i, c)| (i, c));
+                let expected: Vec<usize> = order.iter().map(|&(_, i)| i).collect();
+                assert_eq!(places, expected, "n {n}, parallel {parallel}");
+                // Every item moved, none copied or dropped on the way.
+                assert_eq!(Arc::strong_count(&count), n + 1);
+                drop(counts);
+                assert_eq!(Arc::strong_count(&count), 1);
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_an_order_that_does_not_name_every_item_once() {
+        let n = 50;
+        let (_, _, good) = items(n);
+        let mut repeated = good.clone();
+        repeated[10].1 = repeated[11].1;
+        let mut beyond = good.clone();
+        beyond[10].1 = n;
+        let short = good[1..].to_vec();
+        for (what, order) in [("repeated", repeated), ("beyond", beyond), ("short", short)] {
+            for parallel in [false, true] {
+                let (count, items, _) = items(n);
+                let taken = catch_unwind(AssertUnwindSafe(|| take_in_order(items, &order, parallel, |x| (x, ()))));
+                assert!(taken.is_err(), "{what}");
+                // Refused before any item moved: each was dropped with the list, once.
+                assert_eq!(Arc::strong_count(&count), 1, "{what}");
+            }
+        }
+    }
 }
