@@ -269,15 +269,12 @@ pub(crate) fn into_name_order(ctx: &mut Ctx, entries: Vec<FleetEntry>) -> NameOr
     }
     let (members, beside): (Vec<Member>, Vec<_>) =
         take_in_order(entries, &order, parallel, |e| (e.member, (e.durations, e.dto)));
-    let durations = if beside.iter().any(|(d, _)| d.is_some()) {
-        beside.iter().map(|(d, _)| d.clone()).collect()
-    } else {
-        Vec::new()
-    };
+    let (durations, dtos): (Vec<_>, Vec<_>) = beside.into_iter().unzip();
+    let durations = if durations.iter().any(Option::is_some) { durations } else { Vec::new() };
     let dtos = members
         .iter()
-        .zip(beside)
-        .filter_map(|(m, (_, dto))| dto.map(|d| MemberDto { labels: m.all_labels(), ..*d }))
+        .zip(dtos)
+        .filter_map(|(m, dto)| dto.map(|d| MemberDto { labels: m.all_labels(), ..*d }))
         .collect();
     NameOrder { members, durations, dtos }
 }
