@@ -158,14 +158,59 @@ pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> b
 /// What [`check_name`] accepts (for callers that make the problem's path only when it is needed).
 pub(crate) fn is_resource_name(name: &str) -> bool {
     let bytes = name.as_bytes();
-    let ok_char = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    !bytes.is_empty()
-        && bytes.len() <= 50
-        && ok_char(&bytes[0])
-        && ok_char(&bytes[bytes.len() - 1])
-        && bytes.iter().all(|b| ok_char(b) || *b == b'-')
+    let ok_char = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else { return false };
+    bytes.len() <= 50 && ok_char(first) && ok_char(last) && all_bytes(bytes, |b| ok_char(b) | (b == b'-'))
+}
+
+/// Whether every byte of `bytes` is `good`. Sixteen bytes at a time, each chunk's bytes checked
+/// without stopping at a bad one (which the compiler does in a few vector instructions): names and
+/// regions are checked for every member of a fleet, and are nearly always good.
+pub(crate) fn all_bytes(bytes: &[u8], good: impl Fn(u8) -> bool) -> bool {
+    let mut chunks = bytes.chunks_exact(16);
+    chunks.by_ref().all(|chunk| chunk.iter().fold(true, |all, &b| all & good(b)))
+        && chunks.remainder().iter().all(|&b| good(b))
 }
 
 pub(crate) fn quoted(options: &[&str]) -> String {
     options.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, 1–50 bytes, a byte at a time.
+    fn reference(name: &[u8]) -> bool {
+        let ok = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        !name.is_empty()
+            && name.len() <= 50
+            && ok(name[0])
+            && ok(name[name.len() - 1])
+            && name.iter().all(|&b| ok(b) || b == b'-')
+    }
+
+    #[test]
+    fn a_resource_name_is_checked_as_byte_by_byte_at_every_length_and_place() {
+        // Every length up to past the limit, each with every byte value at every place (the
+        // chunks of sixteen and their remainder among them).
+        for len in 0..=52 {
+            let mut good: Vec<u8> = (0..len).map(|i| b"a-0z9-"[i % 6]).collect();
+            if let Some(last) = good.last_mut() {
+                *last = b'x';
+            }
+            let name = String::from_utf8(good.clone()).unwrap();
+            assert_eq!(is_resource_name(&name), reference(&good), "{name:?}");
+            for place in 0..len {
+                for byte in 0..=127u8 {
+                    let mut bytes = good.clone();
+                    bytes[place] = byte;
+                    let name = String::from_utf8(bytes.clone()).unwrap();
+                    assert_eq!(is_resource_name(&name), reference(&bytes), "{name:?}");
+                }
+            }
+        }
+        assert!(!is_resource_name("é"));
+        assert!(!is_resource_name(&format!("{}é{}", "a".repeat(20), "b".repeat(5))));
+    }
 }

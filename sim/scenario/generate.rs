@@ -316,14 +316,15 @@ impl Placeholders<'_> {
     fn fill_at(&self, text: &str, places: Option<&[(usize, usize)]>) -> String {
         // The placeholders are replaced one after another, each in the text the previous left.
         // Patterns are filled for every member, so the usual case is done in one pass: when every
-        // `{` of the pattern starts a placeholder and no value holds a `{`, a replacement cannot
-        // make or break another's occurrence, and one pass left to right gives the same text.
+        // `{` of the pattern starts a placeholder and no value put in holds a `{`, a replacement
+        // cannot make or break another's occurrence, and one pass left to right gives the same
+        // text. (A value whose placeholder the pattern does not hold is never put in.)
         let Some(places) = places else { return self.fill_in_turn(text) };
         if places.is_empty() {
             return text.to_string();
         }
         let values = self.values();
-        if values.iter().any(|(_, v)| v.as_bytes().contains(&b'{')) {
+        if places.iter().any(|&(_, k)| values[k].1.as_bytes().contains(&b'{')) {
             return self.fill_in_turn(text);
         }
         // Sized exactly: the text becomes a member's own and is kept as it is.

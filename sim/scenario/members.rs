@@ -16,7 +16,7 @@ use crate::fleet::selector::{validate_label_key, validate_label_value};
 use crate::fleet::{KubernetesVersion, Member};
 use crate::world::{DurationModel, ReleaseCalendar};
 
-use super::ctx::{Ctx, check_name, is_resource_name};
+use super::ctx::{Ctx, all_bytes, check_name, is_resource_name};
 use super::dto::{MemberDto, ScenarioDto};
 use super::generate::{GeneratedMember, Generator, GeneratorDto, locate_generated};
 use super::models::duration_model;
@@ -386,7 +386,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str, k
     if !is_resource_name(&m.name) {
         check_name(ctx, &m.name, &join(path, "name"), "member");
     }
-    if m.region.is_empty() || !m.region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+    if m.region.is_empty() || !all_bytes(m.region.as_bytes(), |b| b.is_ascii_lowercase() | b.is_ascii_digit()) {
         ctx.err(join(path, "region"), format!("{} is not an Azure region name like \"westeurope\"", echo(&m.region)));
     }
     if let Some(group) = m.group.as_ref().filter(|g| !is_resource_name(g)) {
