@@ -158,18 +158,27 @@ pub(crate) fn check_name(ctx: &mut Ctx, name: &str, path: &str, what: &str) -> b
 /// What [`check_name`] accepts (for callers that make the problem's path only when it is needed).
 pub(crate) fn is_resource_name(name: &str) -> bool {
     let bytes = name.as_bytes();
-    let ok_char = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let ok_char = |b: u8| b.is_ascii_lowercase() | b.is_ascii_digit();
     let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else { return false };
     bytes.len() <= 50 && ok_char(first) && ok_char(last) && all_bytes(bytes, |b| ok_char(b) | (b == b'-'))
 }
 
 /// Whether every byte of `bytes` is `good`. Sixteen bytes at a time, each chunk's bytes checked
-/// without stopping at a bad one (which the compiler does in a few vector instructions): names and
-/// regions are checked for every member of a fleet, and are nearly always good.
+/// without stopping at a bad one (which the compiler does in a few vector instructions), the last
+/// chunk overlapping the one before it, and a text shorter than sixteen bytes padded with its first
+/// byte: names and regions are checked for every member of a fleet, and are nearly always good.
 pub(crate) fn all_bytes(bytes: &[u8], good: impl Fn(u8) -> bool) -> bool {
-    let mut chunks = bytes.chunks_exact(16);
-    chunks.by_ref().all(|chunk| chunk.iter().fold(true, |all, &b| all & good(b)))
-        && chunks.remainder().iter().all(|&b| good(b))
+    let all_good = |chunk: &[u8; 16]| chunk.iter().fold(true, |all, &b| all & good(b));
+    let chunk = |bytes: &[u8]| -> [u8; 16] { bytes.try_into().expect("sixteen bytes") };
+    match bytes.len() {
+        0 => true,
+        len @ 1..16 => {
+            let mut padded = [bytes[0]; 16];
+            padded[..len].copy_from_slice(bytes);
+            all_good(&padded)
+        }
+        len => bytes.chunks_exact(16).all(|c| all_good(&chunk(c))) && all_good(&chunk(&bytes[len - 16..])),
+    }
 }
 
 pub(crate) fn quoted(options: &[&str]) -> String {
