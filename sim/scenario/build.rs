@@ -105,7 +105,7 @@ fn build_inner(
     regions.extend(super::generate::generator_regions(&dto.member_generators));
     let mut releases = super::releases::build_releases(&mut ctx, dto.releases.as_ref(), regions, seed);
     build_generated(&mut ctx, &dto.member_generators, seed, &releases, &base_durations, keep_dtos, &mut fleet);
-    let NameOrder { members: fleet, durations: member_durations, dtos } = into_name_order(&mut ctx, fleet);
+    let NameOrder { members: fleet, durations: member_durations, dtos } = into_name_order(&mut ctx, fleet, keep_dtos);
     super::releases::add_implicit_images(&mut releases, &fleet, dto, start);
     if let Some(stream) = dto.releases.as_ref().and_then(|r| r.stream.as_ref()) {
         super::stream::add_stream(&mut ctx, stream, &mut releases, &fleet, start + settings.horizon, seed);

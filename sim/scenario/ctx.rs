@@ -163,6 +163,11 @@ pub(crate) fn is_resource_name(name: &str) -> bool {
     bytes.len() <= 50 && ok_char(first) && ok_char(last) && all_bytes(bytes, |b| ok_char(b) | (b == b'-'))
 }
 
+/// An Azure region's name as the service writes it (`westeurope`): lowercase letters and digits.
+pub(crate) fn is_region_name(name: &str) -> bool {
+    !name.is_empty() && all_bytes(name.as_bytes(), |b| b.is_ascii_lowercase() | b.is_ascii_digit())
+}
+
 /// Whether every byte of `bytes` is `good`. Sixteen bytes at a time, each chunk's bytes checked
 /// without stopping at a bad one (which the compiler does in a few vector instructions), the last
 /// chunk overlapping the one before it, and a text shorter than sixteen bytes padded with its first
@@ -201,8 +206,8 @@ mod tests {
 
     #[test]
     fn a_resource_name_is_checked_as_byte_by_byte_at_every_length_and_place() {
-        // Every length up to past the limit, each with every byte value at every place (the
-        // chunks of sixteen and their remainder among them).
+        // Every length up to past the limit, each with every ASCII byte at every place (non-ASCII
+        // text below).
         for len in 0..=52 {
             let mut good: Vec<u8> = (0..len).map(|i| b"a-0z9-"[i % 6]).collect();
             if let Some(last) = good.last_mut() {
@@ -221,5 +226,22 @@ mod tests {
         }
         assert!(!is_resource_name("é"));
         assert!(!is_resource_name(&format!("{}é{}", "a".repeat(20), "b".repeat(5))));
+    }
+
+    #[test]
+    fn all_bytes_reads_as_a_check_of_each_byte_at_every_length_and_place() {
+        // A check the padding byte can fail: a text's first byte pads a short one.
+        let good = |b: u8| b.is_ascii_lowercase() | b.is_ascii_digit();
+        for len in 0..=70 {
+            let text: Vec<u8> = (0..len).map(|i| b"westus3"[i % 7]).collect();
+            assert!(all_bytes(&text, good), "{len}");
+            for place in 0..len {
+                for byte in 0..=255u8 {
+                    let mut bytes = text.clone();
+                    bytes[place] = byte;
+                    assert_eq!(all_bytes(&bytes, good), bytes.iter().all(|&b| good(b)), "{len} {place} {byte}");
+                }
+            }
+        }
     }
 }

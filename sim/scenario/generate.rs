@@ -25,7 +25,7 @@ use crate::fleet::{KubernetesVersion, MinorVersion, OsSku};
 use crate::world::regions::{self, CATALOG};
 use crate::world::{DurationModel, ReleaseCalendar};
 
-use super::ctx::{Ctx, quoted};
+use super::ctx::{Ctx, is_region_name, quoted};
 use super::dto::{DurationModelDto, MemberDto, NodePoolDto, StringOrInt};
 use super::models::duration_model;
 use super::pools::{parse_os_sku, parse_surge};
@@ -733,7 +733,7 @@ fn plan<'g>(
         Some(weights) => {
             check_weights(ctx, weights, &|| join(path, "regions"));
             for region in weights.keys() {
-                if region.is_empty() || !region.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+                if !is_region_name(region) {
                     ctx.err(
                         join(&join(path, "regions"), region),
                         format!("{} is not an Azure region name like \"westeurope\"", echo(region)),

@@ -16,7 +16,7 @@ use crate::fleet::selector::{validate_label_key, validate_label_value};
 use crate::fleet::{KubernetesVersion, Member};
 use crate::world::{DurationModel, ReleaseCalendar};
 
-use super::ctx::{Ctx, all_bytes, check_name, is_resource_name};
+use super::ctx::{Ctx, check_name, is_region_name, is_resource_name};
 use super::dto::{MemberDto, ScenarioDto};
 use super::generate::{GeneratedMember, Generator, GeneratorDto, locate_generated};
 use super::models::duration_model;
@@ -226,15 +226,15 @@ pub(crate) struct NameOrder {
     pub dtos: Vec<MemberDto>,
 }
 
-/// Sorts the fleet by name and tells every name defined twice (the second definition, in the order
-/// they were defined). Entries are sorted as (name's first 16 bytes as one number, entry's index)
+/// Sorts the fleet by name and tells every name defined twice (at the later of the two definitions,
+/// in the order they were defined; the names in name order). Entries are sorted as (name's first 16 bytes as one number, entry's index)
 /// pairs, each number made where its member was built (a generated one on the thread that drew it,
 /// while its name was at hand): names are compared in full only where the numbers are equal, so
 /// where names differ within their first 16 bytes a comparison, or a pair checked for duplicates,
 /// reads neither the entries nor the names. Then each entry, a large record, is moved once, from
 /// where it lies to its place in name order. A large fleet's pairs are made, checked and taken on
 /// the pool's threads (one thread taking a million members was a third of loading them).
-pub(crate) fn into_name_order(ctx: &mut Ctx, entries: Vec<FleetEntry>) -> NameOrder {
+pub(crate) fn into_name_order(ctx: &mut Ctx, entries: Vec<FleetEntry>, keep_dtos: bool) -> NameOrder {
     let parallel = entries.len() >= PARALLEL_ORDER_FROM;
     let pair = |(i, e): (usize, &FleetEntry)| (e.name_prefix, i);
     let mut order: Vec<(u128, usize)> = if parallel {
@@ -267,10 +267,20 @@ pub(crate) fn into_name_order(ctx: &mut Ctx, entries: Vec<FleetEntry>) -> NameOr
             format!("member {}{this} is defined twice (also {})", echo(&second.member.name), which(first)),
         );
     }
-    let (members, beside): (Vec<Member>, Vec<_>) =
-        take_in_order(entries, &order, parallel, |e| (e.member, (e.durations, e.dto)));
-    let (durations, dtos): (Vec<_>, Vec<_>) = beside.into_iter().unzip();
-    let durations = if durations.iter().any(Option::is_some) { durations } else { Vec::new() };
+    // What goes beside the members is taken only when some member has it (a list of a million
+    // empty places would be 16 MB of fresh pages).
+    let own_durations = |e: &FleetEntry| e.durations.is_some();
+    let with_durations =
+        if parallel { entries.par_iter().any(own_durations) } else { entries.iter().any(own_durations) };
+    let (members, durations, dtos) = if with_durations || keep_dtos {
+        let (members, beside): (Vec<Member>, Vec<_>) =
+            take_in_order(entries, &order, parallel, |e| (e.member, (e.durations, e.dto)));
+        let (durations, dtos): (Vec<_>, Vec<_>) = beside.into_iter().unzip();
+        (members, if with_durations { durations } else { Vec::new() }, dtos)
+    } else {
+        let (members, _): (Vec<Member>, Vec<()>) = take_in_order(entries, &order, parallel, |e| (e.member, ()));
+        (members, Vec::new(), Vec::new())
+    };
     let dtos = members
         .iter()
         .zip(dtos)
@@ -386,7 +396,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str, k
     if !is_resource_name(&m.name) {
         check_name(ctx, &m.name, &join(path, "name"), "member");
     }
-    if m.region.is_empty() || !all_bytes(m.region.as_bytes(), |b| b.is_ascii_lowercase() | b.is_ascii_digit()) {
+    if !is_region_name(&m.region) {
         ctx.err(join(path, "region"), format!("{} is not an Azure region name like \"westeurope\"", echo(&m.region)));
     }
     if let Some(group) = m.group.as_ref().filter(|g| !is_resource_name(g)) {
@@ -559,6 +569,29 @@ mod tests {
                 assert_eq!(Arc::strong_count(&count), n + 1);
                 drop(counts);
                 assert_eq!(Arc::strong_count(&count), 1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_split_that_panics_drops_each_item_at_most_once() {
+        let n = PARALLEL_ORDER_FROM + 5;
+        for parallel in [false, true] {
+            let (count, items, order) = items(n);
+            let fail_at = order[n / 2].1;
+            let taken = catch_unwind(AssertUnwindSafe(|| {
+                take_in_order(items, &order, parallel, |(i, c)| {
+                    assert_ne!(i, fail_at, "planted");
+                    (i, c)
+                })
+            }));
+            assert!(taken.is_err());
+            // The items taken, the one in hand among them, were dropped once; the others leaked.
+            let left = Arc::strong_count(&count) - 1;
+            if parallel {
+                assert!(left < n, "{left}");
+            } else {
+                assert_eq!(left, n - n / 2 - 1);
             }
         }
     }

@@ -22,7 +22,7 @@ use crate::fleet::{KubernetesVersion, Member, NodeImageVersion};
 use crate::world::rollout::{ForcedPause, PauseModel, Ring, RolloutModel, RolloutRelease};
 use crate::world::{Availability, ImageRelease, KubernetesRelease, ReleaseCalendar};
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, is_region_name};
 use super::dto::{DurationDistSchema, ScenarioDto};
 use super::problem::{echo, join};
 
@@ -202,10 +202,6 @@ fn availability(ctx: &mut Ctx, dto: &Option<AvailabilityDto>, path: &str) -> Ava
             anywhere: None,
         },
     }
-}
-
-fn is_region_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
 }
 
 fn rollout_model(ctx: &mut Ctx, dto: Option<&RolloutDto>) -> RolloutModel {
