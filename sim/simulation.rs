@@ -161,7 +161,7 @@ pub struct VersionChange {
 impl VersionChange {
     /// The pool's name, or `None` for the Kubernetes version.
     pub fn pool_name<'f>(&self, fleet: &'f [crate::fleet::Member]) -> Option<&'f str> {
-        self.pool.map(|i| fleet[self.member.index()].node_pools[i].name.as_str())
+        self.pool.map(|i| fleet[self.member.index()].node_pools[i].name.as_ref())
     }
 }
 

@@ -75,7 +75,9 @@ impl Surge {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodePool {
-    pub name: String,
+    /// Shared with the default pool's name (`nodepool1`) when it is that one, as
+    /// [`image_family`](Self::image_family) is.
+    pub name: Cow<'static, str>,
     pub os_sku: OsSku,
     pub node_count: u32,
     /// The image family of the pool (e.g. `AKSUbuntu-2204gen2containerd`).

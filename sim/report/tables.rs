@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn node_images_name_every_changed_pool_in_order() {
         let pool = |name: &str| NodePool {
-            name: name.into(),
+            name: name.to_string().into(),
             os_sku: OsSku::Ubuntu2204,
             node_count: 3,
             image_family: Cow::Borrowed("AKSUbuntu-2204gen2containerd"),

@@ -967,22 +967,21 @@ fn draw_member(
     let mut places = Placeholders { index, region, geography, group: None };
     let group = plan.groups.as_ref().map(|g| draw_pick_own(|| stream("group"), g, &places));
     places.group = group.as_deref();
-    let labels = plan
+    // In key order (the generator's labels are a map), each key once.
+    let labels: Vec<(String, String)> = plan
         .dto
         .labels
         .keys()
         .zip(&plan.labels)
         .zip(&plan.label_keys)
         .map(|((key, values), &label)| (key.clone(), draw_pick_own(|| keyed(label), values, &places)))
-        // Inserted one by one: collecting sorts a list first, and a member has a few labels.
-        .fold(BTreeMap::new(), |mut labels, (key, value)| {
-            labels.insert(key, value);
-            labels
-        });
+        .collect();
     let version_key = pick_own(|| stream("kubernetesVersion"), &plan.dto.kubernetes_versions).unwrap_or_default();
-    // An exact version was read once, by the plan.
+    // An exact version was read once, by the plan. Its text goes into the DTO only when the DTO is
+    // kept or the text does not parse: otherwise the member is built from the version as parsed.
     let (kubernetes_version, parsed_version) = match plan.versions.get(version_key) {
-        Some(VersionKey::Exact(text, parsed)) => (text.clone(), *parsed),
+        Some(VersionKey::Exact(text, parsed)) if keep_dtos || parsed.is_none() => (text.clone(), *parsed),
+        Some(VersionKey::Exact(_, parsed)) => (String::new(), *parsed),
         other => {
             let text = match other {
                 Some(VersionKey::Minor(minor)) => {
@@ -1087,6 +1086,9 @@ fn draw_member(
         plan.long_term_support > 0.0 && stream("longTermSupport").random::<f64>() < plan.long_term_support;
     let stopped = plan.stopped > 0.0 && stream("stopped").random::<f64>() < plan.stopped;
     let name = places.fill_pattern(&plan.pattern);
+    // The labels go into the DTO only when it is kept: the member is built from them as drawn.
+    let (labels, drawn_labels) =
+        if keep_dtos { (labels.into_iter().collect(), Vec::new()) } else { (BTreeMap::new(), labels) };
     GeneratedMember {
         dto: MemberDto {
             cluster_resource_id: None,
@@ -1105,13 +1107,18 @@ fn draw_member(
             durations: if keep_dtos { plan.dto.durations.clone().map(Box::new) } else { None },
             ..MemberDto::default()
         },
+        labels: drawn_labels,
         kubernetes_version: parsed_version,
     }
 }
 
 /// A generated member as drawn: its DTO, with what is known of it already.
 pub(crate) struct GeneratedMember {
+    /// Its DTO; unless it is kept (`--dump-fleet`), without the labels and, when it parses, the
+    /// Kubernetes version's text.
     pub dto: MemberDto,
+    /// Its labels in key order, each key once, when the DTO does not hold them.
+    pub labels: Vec<(String, String)>,
     /// Its Kubernetes version as it parses (`None` if it does not): converting the DTO does not
     /// parse it again.
     pub kubernetes_version: Option<KubernetesVersion>,

@@ -69,7 +69,7 @@ pub(crate) fn build_members(
             let path = join("/members", i);
             let durations =
                 m.durations.as_ref().map(|d| Arc::new(duration_model(ctx, d, base.clone(), &join(&path, "durations"))));
-            build_member(ctx, Cow::Borrowed(m), &path, Known::NOTHING).map(|member| FleetEntry {
+            build_member(ctx, Cow::Borrowed(m), Vec::new(), &path, Known::NOTHING).map(|member| FleetEntry {
                 name_prefix: name_prefix(&member.name),
                 member,
                 origin: Origin::Explicit(i),
@@ -126,13 +126,13 @@ pub(crate) fn build_generated(
         let Planned { path, generator, .. } = &planned[g];
         let generator = generator.as_ref().expect("only planned generators draw");
         let mut own = Ctx::new(start);
-        let GeneratedMember { dto: member, kubernetes_version } = generator.draw(&own, i, calendar, keep_dtos);
+        let GeneratedMember { dto: member, labels, kubernetes_version } = generator.draw(&own, i, calendar, keep_dtos);
         let known = Known { valid_label_keys: generator.valid_label_keys(), kubernetes_version };
         // The DTO's text moves into the member unless `--dump-fleet` keeps the DTO.
         let (built, dto) = if keep_dtos {
-            (build_member(&mut own, Cow::Borrowed(&member), "", known), Some(Box::new(member)))
+            (build_member(&mut own, Cow::Borrowed(&member), labels, "", known), Some(Box::new(member)))
         } else {
-            (build_member(&mut own, Cow::Owned(member), "", known), None)
+            (build_member(&mut own, Cow::Owned(member), labels, "", known), None)
         };
         match built {
             Some(m) if own.problems.is_empty() => (dto, Ok((name_prefix(&m.name), m))),
@@ -390,7 +390,16 @@ impl Known<'_> {
 }
 
 /// Converts one member DTO (explicit or generated), with what is [`Known`] of it.
-pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str, known: Known) -> Option<Member> {
+///
+/// `labels`: a generated member's labels drawn beside its DTO (in key order, each key once), which
+/// are checked and taken as the DTO's own are; empty for a member whose DTO holds its labels.
+pub(crate) fn build_member(
+    ctx: &mut Ctx,
+    dto: Cow<'_, MemberDto>,
+    labels: Vec<(String, String)>,
+    path: &str,
+    known: Known,
+) -> Option<Member> {
     let m = dto.as_ref();
     let before = ctx.problems.len();
     // Paths are made only for a problem: this runs for every generated member.
@@ -407,7 +416,7 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str, k
         .cluster_resource_id
         .as_deref()
         .and_then(|id| ClusterRef::parse(id).map_err(|e| ctx.err(join(path, "clusterResourceId"), e)).ok());
-    for (key, value) in &m.labels {
+    for (key, value) in m.labels.iter().chain(labels.iter().map(|(k, v)| (k, v))) {
         let label_path = || join(&join(path, "labels"), key);
         if is_fleet_label(key) {
             check_fleet_label(ctx, m, cluster.as_ref(), key, value, label_path);
@@ -471,12 +480,12 @@ pub(crate) fn build_member(ctx: &mut Ctx, dto: Cow<'_, MemberDto>, path: &str, k
     let name_key = name_key(&m.name);
     let own = |(k, _): &(String, String)| !is_fleet_label(k);
     let (name, region, group, labels) = match dto {
-        Cow::Owned(m) => (m.name, m.region, m.group, m.labels.into_iter().filter(own).collect()),
+        Cow::Owned(m) => (m.name, m.region, m.group, m.labels.into_iter().chain(labels).filter(own).collect()),
         Cow::Borrowed(m) => (
             m.name.clone(),
             m.region.clone(),
             m.group.clone(),
-            m.labels.iter().map(|(k, v)| (k.clone(), v.clone())).filter(own).collect(),
+            m.labels.iter().map(|(k, v)| (k.clone(), v.clone())).chain(labels).filter(own).collect(),
         ),
     };
     Some(Member {

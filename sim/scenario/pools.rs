@@ -12,7 +12,7 @@ use super::problem::{echo, join};
 pub(crate) fn default_pool(version: Option<KubernetesVersion>) -> NodePool {
     let os = default_ubuntu(version);
     NodePool {
-        name: "nodepool1".to_string(),
+        name: Cow::Borrowed("nodepool1"),
         os_sku: os,
         node_count: 3,
         image_family: Cow::Borrowed(os.default_image_family()),
@@ -157,7 +157,7 @@ pub(crate) fn build_pool(
     }
     let os = os?;
     Some(NodePool {
-        name: p.name.clone(),
+        name: Cow::Owned(p.name.clone()),
         os_sku: os,
         node_count,
         image_family: match &image {
