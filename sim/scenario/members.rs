@@ -391,12 +391,12 @@ impl Known<'_> {
 
 /// Converts one member DTO (explicit or generated), with what is [`Known`] of it.
 ///
-/// `labels`: a generated member's labels drawn beside its DTO (in key order, each key once), which
-/// are checked and taken as the DTO's own are; empty for a member whose DTO holds its labels.
+/// `drawn_labels`: a generated member's labels drawn beside its DTO (in key order, each key once),
+/// which are checked and taken as the DTO's own are; empty for a member whose DTO holds its labels.
 pub(crate) fn build_member(
     ctx: &mut Ctx,
     dto: Cow<'_, MemberDto>,
-    labels: Vec<(String, String)>,
+    drawn_labels: Vec<(String, String)>,
     path: &str,
     known: Known,
 ) -> Option<Member> {
@@ -416,7 +416,7 @@ pub(crate) fn build_member(
         .cluster_resource_id
         .as_deref()
         .and_then(|id| ClusterRef::parse(id).map_err(|e| ctx.err(join(path, "clusterResourceId"), e)).ok());
-    for (key, value) in m.labels.iter().chain(labels.iter().map(|(k, v)| (k, v))) {
+    for (key, value) in m.labels.iter().chain(drawn_labels.iter().map(|(k, v)| (k, v))) {
         let label_path = || join(&join(path, "labels"), key);
         if is_fleet_label(key) {
             check_fleet_label(ctx, m, cluster.as_ref(), key, value, label_path);
@@ -480,12 +480,12 @@ pub(crate) fn build_member(
     let name_key = name_key(&m.name);
     let own = |(k, _): &(String, String)| !is_fleet_label(k);
     let (name, region, group, labels) = match dto {
-        Cow::Owned(m) => (m.name, m.region, m.group, m.labels.into_iter().chain(labels).filter(own).collect()),
+        Cow::Owned(m) => (m.name, m.region, m.group, m.labels.into_iter().chain(drawn_labels).filter(own).collect()),
         Cow::Borrowed(m) => (
             m.name.clone(),
             m.region.clone(),
             m.group.clone(),
-            m.labels.iter().map(|(k, v)| (k.clone(), v.clone())).chain(labels).filter(own).collect(),
+            m.labels.iter().map(|(k, v)| (k.clone(), v.clone())).chain(drawn_labels).filter(own).collect(),
         ),
     };
     Some(Member {
