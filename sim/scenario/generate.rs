@@ -179,20 +179,50 @@ pub struct WindowTemplateDto {
 
 /// Draws a key by weight with one uniform draw (keys in byte order, so the draw is reproducible).
 pub(crate) fn pick<'m, R: Rng>(rng: &mut R, weights: &'m BTreeMap<String, f64>) -> Option<&'m str> {
-    let total: f64 = weights.values().filter(|w| **w > 0.0).sum();
+    pick_among(rng, weights.iter().map(|(key, w)| (key.as_str(), *w)))
+}
+
+/// [`pick`] among `(item, weight)` pairs in the order given, those whose weight is not positive
+/// passed over.
+fn pick_among<T, R: Rng>(rng: &mut R, weighted: impl Iterator<Item = (T, f64)> + Clone) -> Option<T> {
+    let total: f64 = weighted.clone().map(|(_, w)| w).filter(|w| *w > 0.0).sum();
     if total <= 0.0 {
         return None;
     }
     let mut x = rng.random::<f64>() * total;
     let mut last = None;
-    for (key, w) in weights.iter().filter(|(_, w)| **w > 0.0) {
-        last = Some(key.as_str());
-        if x < *w {
+    for (item, w) in weighted.filter(|(_, w)| *w > 0.0) {
+        last = Some(item);
+        if x < w {
             return last;
         }
         x -= w;
     }
     last
+}
+
+/// A generator's choice by weight, read once for all its members: the keys of positive weight in
+/// key order, as [`pick`] goes through them, each with what the plan worked out for it.
+struct Choices<T> {
+    positive: Vec<(String, f64, T)>,
+}
+
+impl<T> Choices<T> {
+    fn new(weights: &BTreeMap<String, f64>, mut value: impl FnMut(&str) -> T) -> Choices<T> {
+        let positive = weights.iter().filter(|(_, w)| **w > 0.0).map(|(key, w)| (key.clone(), *w, value(key)));
+        Choices { positive: positive.collect() }
+    }
+
+    /// [`pick`] from a stream of its own, made only when there is a choice: a single positive
+    /// weight is what any draw would pick (no other draw comes from that stream, so skipping it
+    /// changes nothing).
+    fn pick_own(&self, stream: impl FnOnce() -> Stream) -> Option<(&str, &T)> {
+        match self.positive.as_slice() {
+            [] => None,
+            [(key, _, value)] => Some((key, value)),
+            all => pick_among(&mut stream(), all.iter().map(|(key, w, value)| ((key.as_str(), value), *w))),
+        }
+    }
 }
 
 /// An index by weight (for `nodeImageAge`).
@@ -279,16 +309,16 @@ impl Pattern {
 }
 
 /// A group or label value: a pattern read once, or value → weight.
-enum Pick<'g> {
+enum Pick {
     Pattern(Pattern),
-    Weights(&'g BTreeMap<String, f64>),
+    Weights(Choices<()>),
 }
 
-impl<'g> Pick<'g> {
-    fn new(dto: &'g PickDto) -> Pick<'g> {
+impl Pick {
+    fn new(dto: &PickDto) -> Pick {
         match dto {
             PickDto::Pattern(text) => Pick::Pattern(Pattern::new(text.clone())),
-            PickDto::Weights(weights) => Pick::Weights(weights),
+            PickDto::Weights(weights) => Pick::Weights(Choices::new(weights, |_| ())),
         }
     }
 }
@@ -405,22 +435,11 @@ fn draw_pick(rng: &mut Stream, choice: &PickDto, places: &Placeholders) -> Strin
 }
 
 /// [`draw_pick`] from a stream of its own, made only when a draw decides something: a pattern
-/// draws nothing, and a single positive weight is what any draw would pick (no other draw comes
-/// from that stream, so skipping it changes nothing).
+/// draws nothing, and weights only when there is a choice ([`Choices::pick_own`]).
 fn draw_pick_own(stream: impl FnOnce() -> Stream, choice: &Pick, places: &Placeholders) -> String {
     match choice {
         Pick::Pattern(pattern) => places.fill_pattern(pattern),
-        Pick::Weights(weights) => pick_own(stream, weights).unwrap_or_default().to_string(),
-    }
-}
-
-/// [`pick`] from a stream of its own, made only when there is a choice (see [`draw_pick_own`]).
-fn pick_own(stream: impl FnOnce() -> Stream, weights: &BTreeMap<String, f64>) -> Option<&str> {
-    let mut positive = weights.iter().filter(|(_, w)| **w > 0.0);
-    match (positive.next(), positive.next()) {
-        (None, _) => None,
-        (Some((only, _)), None) => Some(only.as_str()),
-        _ => pick(&mut stream(), weights),
+        Pick::Weights(choices) => choices.pick_own(stream).map_or("", |(key, _)| key).to_string(),
     }
 }
 
@@ -677,11 +696,13 @@ struct Plan<'g> {
     dto: &'g GeneratorDto,
     pattern: Pattern,
     /// `dto.groups`, its pattern read once.
-    groups: Option<Pick<'g>>,
+    groups: Option<Pick>,
     /// The values of `dto.labels`, in its order, their patterns read once.
-    labels: Vec<Pick<'g>>,
-    regions: BTreeMap<String, f64>,
-    versions: BTreeMap<String, VersionKey>,
+    labels: Vec<Pick>,
+    /// The regions, each with its `{geography}`.
+    regions: Choices<&'static str>,
+    /// `dto.kubernetesVersions`, each key with how it resolves.
+    versions: Choices<Option<VersionKey>>,
     pools: Option<PoolPlan>,
     image_age: Vec<f64>,
     auto_upgrade: Vec<(f64, Template)>,
@@ -694,8 +715,6 @@ struct Plan<'g> {
     /// The keys of `dto.labels` a member's label may have (`validate_label_key` accepts them):
     /// every member of the generator has them, and they are checked once here, not per member.
     valid_label_keys: Vec<String>,
-    /// The geography of each region of `regions` (`{geography}`), looked up once.
-    geographies: BTreeMap<String, &'static str>,
 }
 
 /// The `{geography}` of a region: its geography's slug, `other` for a region the catalog lacks.
@@ -812,7 +831,7 @@ fn plan<'g>(
         pattern: Pattern::new(pattern),
         groups: dto.groups.as_ref().map(Pick::new),
         labels: dto.labels.values().map(Pick::new).collect(),
-        versions,
+        versions: Choices::new(&dto.kubernetes_versions, |key| versions.remove(key)),
         pools,
         image_age,
         auto_upgrade,
@@ -822,8 +841,7 @@ fn plan<'g>(
         durations,
         label_keys: dto.labels.keys().map(|key| name_key(&format!("label:{key}"))).collect(),
         valid_label_keys: dto.labels.keys().filter(|key| validate_label_key(key).is_ok()).cloned().collect(),
-        geographies: regions.keys().map(|r| (r.clone(), geography_of(r))).collect(),
-        regions,
+        regions: Choices::new(&regions, geography_of),
     })
 }
 
@@ -960,8 +978,10 @@ fn draw_member(
     let streams = tree.key(Purpose::FleetGenerator);
     let keyed = |key: u64| streams.stream([generator_key, i, key]);
     let stream = |attribute: &str| keyed(name_key(attribute));
-    let region = pick_own(|| stream("region"), &plan.regions).unwrap_or("eastus");
-    let geography = plan.geographies.get(region).copied().unwrap_or_else(|| geography_of(region));
+    let (region, geography) = match plan.regions.pick_own(|| stream("region")) {
+        Some((region, geography)) => (region, *geography),
+        None => ("eastus", geography_of("eastus")),
+    };
     let mut index = [0u8; 40];
     let index = zero_padded(i + 1, width, &mut index);
     let mut places = Placeholders { index, region, geography, group: None };
@@ -976,10 +996,13 @@ fn draw_member(
         .zip(&plan.label_keys)
         .map(|((key, values), &label)| (key.clone(), draw_pick_own(|| keyed(label), values, &places)))
         .collect();
-    let version_key = pick_own(|| stream("kubernetesVersion"), &plan.dto.kubernetes_versions).unwrap_or_default();
+    let (version_key, version) = match plan.versions.pick_own(|| stream("kubernetesVersion")) {
+        Some((key, version)) => (key, version.as_ref()),
+        None => ("", None),
+    };
     // An exact version was read once, by the plan. Its text goes into the DTO only when the DTO is
     // kept or the text does not parse: otherwise the member is built from the version as parsed.
-    let (kubernetes_version, parsed_version) = match plan.versions.get(version_key) {
+    let (kubernetes_version, parsed_version) = match version {
         Some(VersionKey::Exact(text, parsed)) if keep_dtos || parsed.is_none() => (text.clone(), *parsed),
         Some(VersionKey::Exact(_, parsed)) => (String::new(), *parsed),
         other => {
@@ -1176,6 +1199,34 @@ mod tests {
         // Where one pass could differ, the fill is the one placeholder by placeholder.
         let places = super::Placeholders { index: "1", region: "geography", geography: "eu", group: None };
         assert_eq!(places.fill("{{region}}"), "eu");
+    }
+
+    #[test]
+    fn a_choice_read_once_picks_what_pick_picks_from_the_same_stream() {
+        use std::collections::BTreeMap;
+
+        use crate::engine::{Purpose, SeedTree};
+        let weights: [&[(&str, f64)]; 7] = [
+            &[],
+            &[("a", 0.0)],
+            &[("a", 2.0)],
+            &[("a", 0.0), ("b", 3.0), ("c", 0.0)],
+            &[("a", 1.0), ("b", 0.0), ("c", 2.0), ("d", 0.5)],
+            &[("x", 0.1), ("y", 0.2), ("z", 0.3)],
+            &[("eastus", 1.0), ("westeurope", 1.0)],
+        ];
+        let tree = SeedTree::new(7, 0);
+        for list in weights {
+            let map: BTreeMap<String, f64> = list.iter().map(|(k, w)| (k.to_string(), *w)).collect();
+            let choices = super::Choices::new(&map, |key| key.len());
+            for i in 0..200u64 {
+                let stream = || tree.stream(Purpose::FleetGenerator, [1, i, 2]);
+                let picked = choices.pick_own(stream);
+                assert_eq!(picked.map(|(key, _)| key), super::pick(&mut stream(), &map), "{list:?} {i}");
+                // Each key carries what the plan worked out for it.
+                assert!(picked.is_none_or(|(key, len)| key.len() == *len));
+            }
+        }
     }
 
     #[test]
