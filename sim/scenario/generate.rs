@@ -225,19 +225,10 @@ impl<T> Choices<T> {
     }
 }
 
-/// An index by weight (for `nodeImageAge`).
+/// An index by weight (`nodeImageAge`, window templates): [`pick_among`] of the indexes. Both lists
+/// are checked to hold a positive weight, so it always draws.
 fn pick_index<R: Rng>(rng: &mut R, weights: &[f64]) -> usize {
-    let total: f64 = weights.iter().filter(|w| **w > 0.0).sum();
-    let mut x = rng.random::<f64>() * total;
-    let mut last = 0;
-    for (i, w) in weights.iter().enumerate().filter(|(_, w)| **w > 0.0) {
-        last = i;
-        if x < *w {
-            return i;
-        }
-        x -= w;
-    }
-    last
+    pick_among(rng, weights.iter().copied().enumerate()).unwrap_or(0)
 }
 
 /// `path` makes the weights' JSON pointer, only for a problem (a fleet may have a generator per
