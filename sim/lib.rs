@@ -17,6 +17,9 @@ pub mod text;
 pub mod tune;
 pub mod world;
 
+#[cfg(feature = "mimalloc")]
+mod allocator;
+
 /// Every binary built on the crate (the CLI, tests, benches, examples) allocates with mimalloc.
 /// Loading a generated fleet is mostly small strings and lists made and freed per member, which
 /// mimalloc's per-thread free lists serve at about half the system allocator's cost: loading the
@@ -24,7 +27,8 @@ pub mod world;
 /// It is built not to ask for transparent huge pages (`no_thp` in Cargo.toml): a run's heap is
 /// short-lived and sparsely touched, and a huge page is zeroed whole at its first touch.
 /// Outputs do not depend on the allocator: nothing reads an address. (Feature `mimalloc`, on by
-/// default; the fuzz targets turn it off for the sanitizer's allocator.)
+/// default; the fuzz targets turn it off for the sanitizer's allocator.) Small alignments are
+/// asked of plain `mi_malloc` (`allocator`).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: allocator::Allocator = allocator::Allocator;
