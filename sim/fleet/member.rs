@@ -133,7 +133,15 @@ impl FromIterator<(String, String)> for MemberLabels {
         // so that the list is not shrunk again when it is boxed.
         let mut list: Vec<(Box<str>, Box<str>)> = Vec::with_capacity(iter.size_hint().1.unwrap_or(0));
         list.extend(iter.map(|(k, v)| (k.into(), v.into())));
-        // What a map gives, and what a member usually has: sorted, each key once.
+        MemberLabels::from_pairs(list)
+    }
+}
+
+impl MemberLabels {
+    /// The labels of a list of pairs, as a map collects them: sorted by key, and of two entries
+    /// with one key the later wins. A list already in key order, each key once (what a map gives,
+    /// and what a member usually has), is kept as it is.
+    pub fn from_pairs(mut list: Vec<(Box<str>, Box<str>)>) -> MemberLabels {
         if list.windows(2).all(|pair| pair[0].0 < pair[1].0) {
             return MemberLabels(list.into_boxed_slice());
         }

@@ -19,7 +19,7 @@ use rand_distr::{Distribution, StandardNormal};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Purpose, SeedTree, Stream, name_key};
+use crate::engine::{Purpose, SeedTree, Stream, StreamKey, name_key};
 use crate::fleet::selector::validate_label_key;
 use crate::fleet::{KubernetesVersion, MinorVersion, OsSku};
 use crate::world::regions::{self, CATALOG};
@@ -876,7 +876,8 @@ fn pool_plan(ctx: &mut Ctx, dto: &PoolModelDto, path: &str) -> Option<PoolPlan> 
 /// that `members::build_generated` converts like explicit ones.
 pub(crate) struct Generator<'g> {
     plan: Plan<'g>,
-    tree: SeedTree,
+    /// The ChaCha8 key of its members' draws (worked out once, not for every member).
+    streams: StreamKey,
     key: u64,
     width: usize,
 }
@@ -895,7 +896,7 @@ impl<'g> Generator<'g> {
         let plan = plan(ctx, dto, path, calendar, base_durations)?;
         let key = name_key(&plan.pattern.text);
         Some(Generator {
-            tree: SeedTree::new(dto.seed.unwrap_or(seed), 0),
+            streams: SeedTree::new(dto.seed.unwrap_or(seed), 0).key(Purpose::FleetGenerator),
             key,
             width: dto.count.to_string().len(),
             plan,
@@ -910,7 +911,7 @@ impl<'g> Generator<'g> {
     /// Member `i` (0-based). `calendar` resolves minors and image ages; `keep_dtos` keeps the
     /// generator's `durations` in the DTO (for `--dump-fleet`).
     pub(crate) fn draw(&self, ctx: &Ctx, i: u64, calendar: &ReleaseCalendar, keep_dtos: bool) -> GeneratedMember {
-        draw_member(ctx, &self.plan, &self.tree, self.key, i, self.width, calendar, keep_dtos)
+        draw_member(ctx, &self.plan, &self.streams, self.key, i, self.width, calendar, keep_dtos)
     }
 
     /// The duration model its members share, if it gives one.
@@ -959,14 +960,13 @@ pub(crate) fn locate_generated(problems: &mut [Problem], generator: &str, number
 fn draw_member(
     ctx: &Ctx,
     plan: &Plan,
-    tree: &SeedTree,
+    streams: &StreamKey,
     generator_key: u64,
     i: u64,
     width: usize,
     calendar: &ReleaseCalendar,
     keep_dtos: bool,
 ) -> GeneratedMember {
-    let streams = tree.key(Purpose::FleetGenerator);
     let keyed = |key: u64| streams.stream([generator_key, i, key]);
     let stream = |attribute: &str| keyed(name_key(attribute));
     let (region, geography) = match plan.regions.pick_own(|| stream("region")) {
@@ -979,13 +979,14 @@ fn draw_member(
     let group = plan.groups.as_ref().map(|g| draw_pick_own(|| stream("group"), g, &places));
     places.group = group.as_deref();
     // In key order (the generator's labels are a map), each key once.
-    let labels: Vec<(String, String)> = plan
+    // Boxed as the member keeps them, in a list of their number: it becomes the member's own.
+    let labels: Vec<(Box<str>, Box<str>)> = plan
         .dto
         .labels
         .keys()
         .zip(&plan.labels)
         .zip(&plan.label_keys)
-        .map(|((key, values), &label)| (key.clone(), draw_pick_own(|| keyed(label), values, &places)))
+        .map(|((key, values), &label)| (key.as_str().into(), draw_pick_own(|| keyed(label), values, &places).into()))
         .collect();
     let (version_key, version) = match plan.versions.pick_own(|| stream("kubernetesVersion")) {
         Some((key, version)) => (key, version.as_ref()),
@@ -1101,8 +1102,11 @@ fn draw_member(
     let stopped = plan.stopped > 0.0 && stream("stopped").random::<f64>() < plan.stopped;
     let name = places.fill_pattern(&plan.pattern);
     // The labels go into the DTO only when it is kept: the member is built from them as drawn.
-    let (labels, drawn_labels) =
-        if keep_dtos { (labels.into_iter().collect(), Vec::new()) } else { (BTreeMap::new(), labels) };
+    let (labels, drawn_labels) = if keep_dtos {
+        (labels.into_iter().map(|(key, value)| (key.into_string(), value.into_string())).collect(), Vec::new())
+    } else {
+        (BTreeMap::new(), labels)
+    };
     GeneratedMember {
         dto: MemberDto {
             cluster_resource_id: None,
@@ -1132,7 +1136,7 @@ pub(crate) struct GeneratedMember {
     /// Kubernetes version's text.
     pub dto: MemberDto,
     /// Its labels in key order, each key once, when the DTO does not hold them.
-    pub labels: Vec<(String, String)>,
+    pub labels: Vec<(Box<str>, Box<str>)>,
     /// Its Kubernetes version as it parses (`None` if it does not): converting the DTO does not
     /// parse it again.
     pub kubernetes_version: Option<KubernetesVersion>,

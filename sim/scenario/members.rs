@@ -13,7 +13,7 @@ use crate::fleet::member::{
     FLEET_RESOURCE_GROUP, is_fleet_label, normalize_region,
 };
 use crate::fleet::selector::{validate_label_key, validate_label_value};
-use crate::fleet::{KubernetesVersion, Member};
+use crate::fleet::{KubernetesVersion, Member, MemberLabels};
 use crate::world::{DurationModel, ReleaseCalendar};
 
 use super::ctx::{Ctx, check_name, is_region_name, is_resource_name};
@@ -396,7 +396,7 @@ impl Known<'_> {
 pub(crate) fn build_member(
     ctx: &mut Ctx,
     dto: Cow<'_, MemberDto>,
-    drawn_labels: Vec<(String, String)>,
+    drawn_labels: Vec<(Box<str>, Box<str>)>,
     path: &str,
     known: Known,
 ) -> Option<Member> {
@@ -416,13 +416,14 @@ pub(crate) fn build_member(
         .cluster_resource_id
         .as_deref()
         .and_then(|id| ClusterRef::parse(id).map_err(|e| ctx.err(join(path, "clusterResourceId"), e)).ok());
-    for (key, value) in m.labels.iter().chain(drawn_labels.iter().map(|(k, v)| (k, v))) {
+    let drawn = drawn_labels.iter().map(|(k, v)| (&**k, &**v));
+    for (key, value) in m.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain(drawn) {
         let label_path = || join(&join(path, "labels"), key);
         if is_fleet_label(key) {
             check_fleet_label(ctx, m, cluster.as_ref(), key, value, label_path);
             continue;
         }
-        if !known.valid_label_keys.contains(key)
+        if !known.valid_label_keys.iter().any(|k| k == key)
             && let Err(e) = validate_label_key(key)
         {
             ctx.err(label_path(), e);
@@ -478,16 +479,26 @@ pub(crate) fn build_member(
     let [auto_upgrade_window, node_os_window] = windows;
     let (long_term_support, stopped) = (m.long_term_support, m.stopped);
     let name_key = name_key(&m.name);
-    let own = |(k, _): &(String, String)| !is_fleet_label(k);
-    let (name, region, group, labels) = match dto {
-        Cow::Owned(m) => (m.name, m.region, m.group, m.labels.into_iter().chain(drawn_labels).filter(own).collect()),
-        Cow::Borrowed(m) => (
-            m.name.clone(),
-            m.region.clone(),
-            m.group.clone(),
-            m.labels.iter().map(|(k, v)| (k.clone(), v.clone())).chain(drawn_labels).filter(own).collect(),
-        ),
+    // The DTO's labels, then the drawn ones (a generated member has one or the other), less
+    // Fleet's own. A generated member's drawn labels become its labels without another list.
+    let mut pairs = drawn_labels;
+    let (name, region, group) = match dto {
+        Cow::Owned(m) => {
+            if !m.labels.is_empty() {
+                let own = m.labels.into_iter().map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()));
+                pairs = own.chain(pairs).collect();
+            }
+            (m.name, m.region, m.group)
+        }
+        Cow::Borrowed(m) => {
+            if !m.labels.is_empty() {
+                pairs = m.labels.iter().map(|(k, v)| (k.as_str().into(), v.as_str().into())).chain(pairs).collect();
+            }
+            (m.name.clone(), m.region.clone(), m.group.clone())
+        }
     };
+    pairs.retain(|(k, _)| !is_fleet_label(k));
+    let labels = MemberLabels::from_pairs(pairs);
     Some(Member {
         name,
         name_key,
@@ -602,6 +613,46 @@ mod tests {
                 assert!(left < n, "{left}");
             } else {
                 assert_eq!(left, n - n / 2 - 1);
+            }
+        }
+    }
+
+    /// A member's own labels are the scenario's, never Fleet's (those it shows from the member
+    /// itself): from its DTO or drawn beside it, converted from a DTO it owns or borrows, in key
+    /// order, the later of a repeated key kept.
+    #[test]
+    fn a_member_keeps_its_own_labels_in_key_order_and_not_fleets() {
+        let start = crate::engine::Time::parse_rfc3339("2026-01-05T00:00:00Z").unwrap();
+        let boxed = |pairs: &[(&str, &str)]| -> Vec<(Box<str>, Box<str>)> {
+            pairs.iter().map(|&(k, v)| (k.into(), v.into())).collect()
+        };
+        let dto = |labels: &[(&str, &str)]| MemberDto {
+            name: "m1".to_string(),
+            region: "eastus".to_string(),
+            kubernetes_version: "1.33.1".to_string(),
+            labels: labels.iter().map(|&(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..MemberDto::default()
+        };
+        let expected = [("ring", "canary"), ("tier", "web")];
+        let cases = [
+            // In the DTO, Fleet's among them.
+            (dto(&[("tier", "web"), (FLEET_LOCATION, "eastus"), ("ring", "canary")]), Vec::new()),
+            // Drawn beside a DTO without labels, in key order, Fleet's among them.
+            (dto(&[]), boxed(&[(FLEET_LOCATION, "eastus"), ("ring", "canary"), ("tier", "web")])),
+            // Drawn only Fleet's, the DTO's own labels besides, one of them drawn again.
+            (dto(&[("ring", "canary"), ("tier", "db")]), boxed(&[(FLEET_MEMBER_NAME, "m1"), ("tier", "web")])),
+        ];
+        for (i, (dto, drawn)) in cases.into_iter().enumerate() {
+            for owned in [false, true] {
+                let mut ctx = Ctx::new(start);
+                let member = if owned {
+                    build_member(&mut ctx, Cow::Owned(dto.clone()), drawn.clone(), "", Known::NOTHING)
+                } else {
+                    build_member(&mut ctx, Cow::Borrowed(&dto), drawn.clone(), "", Known::NOTHING)
+                };
+                assert!(ctx.problems.is_empty(), "case {i}, owned {owned}: {:?}", ctx.problems);
+                let member = member.expect("a member without problems");
+                assert_eq!(member.labels.iter().collect::<Vec<_>>(), expected, "case {i}, owned {owned}");
             }
         }
     }
