@@ -18,6 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
+use super::member::same_text;
+
 /// How a requirement relates a label key to its values (apimachinery `selection.Operator`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Operator {
@@ -137,7 +139,7 @@ impl Requirement {
     #[inline]
     fn has(&self, value: &str) -> bool {
         match self.values.len() {
-            1 => self.values.first().is_some_and(|only| only == value),
+            1 => self.values.first().is_some_and(|only| same_text(only, value)),
             _ => self.values.contains(value),
         }
     }
