@@ -129,6 +129,25 @@ impl MemberLabels {
     pub fn to_map(&self) -> BTreeMap<String, String> {
         self.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
+
+    /// The labels of a list of pairs, as a map collects them: sorted by key, and of two entries
+    /// with one key the later wins. A list already in key order, each key once (what a map gives,
+    /// and what a member usually has), is kept as it is.
+    pub fn from_pairs(mut list: Vec<(Box<str>, Box<str>)>) -> MemberLabels {
+        if list.windows(2).all(|pair| pair[0].0 < pair[1].0) {
+            return MemberLabels(list.into_boxed_slice());
+        }
+        // Stable: entries of one key stay in their order, and the last of each run is kept.
+        list.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut kept: Vec<(Box<str>, Box<str>)> = Vec::with_capacity(list.len());
+        for entry in list {
+            match kept.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => kept.push(entry),
+            }
+        }
+        MemberLabels(kept.into_boxed_slice())
+    }
 }
 
 /// Labels a member has at most for [`MemberLabels::get`] to compare its key with each of them.
@@ -164,27 +183,6 @@ impl FromIterator<(String, String)> for MemberLabels {
         let mut list: Vec<(Box<str>, Box<str>)> = Vec::with_capacity(iter.size_hint().1.unwrap_or(0));
         list.extend(iter.map(|(k, v)| (k.into(), v.into())));
         MemberLabels::from_pairs(list)
-    }
-}
-
-impl MemberLabels {
-    /// The labels of a list of pairs, as a map collects them: sorted by key, and of two entries
-    /// with one key the later wins. A list already in key order, each key once (what a map gives,
-    /// and what a member usually has), is kept as it is.
-    pub fn from_pairs(mut list: Vec<(Box<str>, Box<str>)>) -> MemberLabels {
-        if list.windows(2).all(|pair| pair[0].0 < pair[1].0) {
-            return MemberLabels(list.into_boxed_slice());
-        }
-        // Stable: entries of one key stay in their order, and the last of each run is kept.
-        list.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut kept: Vec<(Box<str>, Box<str>)> = Vec::with_capacity(list.len());
-        for entry in list {
-            match kept.last_mut() {
-                Some(last) if last.0 == entry.0 => *last = entry,
-                _ => kept.push(entry),
-            }
-        }
-        MemberLabels(kept.into_boxed_slice())
     }
 }
 
