@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::orchestrator::{UpdateRun, UpdateState};
-use crate::report::outcome::run_outcome;
+use crate::report::outcome::{EndTimes, run_outcome_with};
 use crate::report::summary::hours;
 use crate::simulation::SimResult;
 
@@ -144,8 +144,9 @@ pub fn collect(result: &SimResult, metrics: &[Metric]) -> Vec<RunMetrics> {
         .iter()
         .enumerate()
         .map(|(r, run)| {
-            let done = DoneTimes::of(run);
-            let outcome = run_outcome(result, r);
+            // One sorted list of end times for the shares upgraded and done.
+            let ends = EndTimes::of(run);
+            let outcome = run_outcome_with(result, r, &ends);
             let optional = |x: Option<f64>| x.map(|x| x.to_string()).unwrap_or_default();
             let cells = metrics
                 .iter()
@@ -160,9 +161,9 @@ pub fn collect(result: &SimResult, metrics: &[Metric]) -> Vec<RunMetrics> {
                         .start_time
                         .map(|s| hours_text((run.completed_time.unwrap_or(result.end) - s).as_seconds()))
                         .unwrap_or_default(),
-                    Metric::HoursTo50PctDone => done.hours_to_fraction(run, 50),
-                    Metric::HoursTo90PctDone => done.hours_to_fraction(run, 90),
-                    Metric::HoursTo100PctDone => done.hours_to_fraction(run, 100),
+                    Metric::HoursTo50PctDone => optional(ends.hours_to_done(run, 50)),
+                    Metric::HoursTo90PctDone => optional(ends.hours_to_done(run, 90)),
+                    Metric::HoursTo100PctDone => optional(ends.hours_to_done(run, 100)),
                     Metric::FailedMembers => {
                         members(run).filter(|m| m.state == UpdateState::Failed).count().to_string()
                     }
@@ -186,47 +187,6 @@ fn members(run: &UpdateRun) -> impl Iterator<Item = &crate::orchestrator::run::M
 /// Hours with four decimals (as in `summary.json`), printed in Rust's shortest round-trip form.
 fn hours_text(seconds: i64) -> String {
     hours(seconds).to_string()
-}
-
-/// End times of the run's `Completed` members, sorted, and how many members count.
-///
-/// "Done" means `Completed`. Members `Skipped` (already at the target, or skipped by a user) need no
-/// upgrade and are left out of the total, so a run that completes every other member reaches 100 %.
-struct DoneTimes {
-    ends: Vec<i64>,
-    total: usize,
-}
-
-impl DoneTimes {
-    fn of(run: &UpdateRun) -> DoneTimes {
-        let mut ends = Vec::new();
-        let mut total = 0;
-        for member in members(run) {
-            match member.state {
-                UpdateState::Skipped => {}
-                UpdateState::Completed => {
-                    total += 1;
-                    ends.extend(member.end_time().map(|t| t.0));
-                }
-                _ => total += 1,
-            }
-        }
-        ends.sort_unstable();
-        DoneTimes { ends, total }
-    }
-
-    /// Hours from the run's start until `percent` % of the counted members were done; empty when that
-    /// never happened.
-    fn hours_to_fraction(&self, run: &UpdateRun, percent: usize) -> String {
-        let (Some(start), true) = (run.start_time, self.total > 0) else {
-            return String::new();
-        };
-        let needed = (self.total * percent).div_ceil(100).max(1);
-        match self.ends.get(needed - 1) {
-            Some(end) => hours_text(end - start.0),
-            None => String::new(),
-        }
-    }
 }
 
 #[cfg(test)]

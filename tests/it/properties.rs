@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use fleetsim::orchestrator::{Entity, UpdateRun, UpdateState};
+use fleetsim::report::outcome::{EndTimes, run_outcome};
 use fleetsim::scenario::parse_str;
 use fleetsim::simulation::{SimOptions, SimResult, simulate};
 use proptest::prelude::*;
@@ -358,4 +359,120 @@ fn the_generator_makes_valid_scenarios() {
     let value: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(value["members"].as_array().unwrap().len(), 3);
     assert!(parse_str(&text, None).is_ok());
+}
+
+/// Hours until `percent` % of the run's members were at the target, as the share is defined: every
+/// member's time at the target (`Completed`: its end; `Skipped` as already there: the start), sorted.
+fn upgraded_by_definition(run: &UpdateRun, percent: usize) -> Option<f64> {
+    let start = run.start_time?;
+    let mut total = 0usize;
+    let mut at_target = Vec::new();
+    for member in run.stages.iter().flat_map(|s| &s.groups).flat_map(|g| &g.members) {
+        total += 1;
+        match member.state {
+            UpdateState::Completed => at_target.extend(member.end_time().map(|t| (t - start).as_seconds().max(0))),
+            UpdateState::Skipped if member.at_target => at_target.push(0),
+            _ => {}
+        }
+    }
+    at_target.sort_unstable();
+    let needed = (total * percent).div_ceil(100).max(1);
+    (total > 0).then(|| at_target.get(needed - 1).map(|&s| hours(s))).flatten()
+}
+
+/// Hours until `percent` % of the members not `Skipped` were `Completed`, as the share is defined.
+fn done_by_definition(run: &UpdateRun, percent: usize) -> Option<f64> {
+    let start = run.start_time?;
+    let counted: Vec<_> = run
+        .stages
+        .iter()
+        .flat_map(|s| &s.groups)
+        .flat_map(|g| &g.members)
+        .filter(|m| m.state != UpdateState::Skipped)
+        .collect();
+    let mut ends: Vec<i64> = counted
+        .iter()
+        .filter(|m| m.state == UpdateState::Completed)
+        .filter_map(|m| m.end_time())
+        .map(|t| t.0)
+        .collect();
+    ends.sort_unstable();
+    let needed = (counted.len() * percent).div_ceil(100).max(1);
+    (!counted.is_empty()).then(|| ends.get(needed - 1).map(|&end| hours(end - start.0))).flatten()
+}
+
+fn hours(seconds: i64) -> f64 {
+    (seconds as f64 / 3600.0 * 10_000.0).round() / 10_000.0
+}
+
+/// `case` with every `at_target_every`-th member at the run's target version already.
+fn with_members_at_target(case: &Case, at_target_every: usize) -> String {
+    let mut doc: Value = serde_json::from_str(&scenario_text(case)).unwrap();
+    for (i, member) in doc["members"].as_array_mut().unwrap().iter_mut().enumerate() {
+        if i % at_target_every == 0 {
+            member["kubernetesVersion"] = json!("1.33.2");
+        }
+    }
+    doc.to_string()
+}
+
+/// Every share of [`EndTimes`], read from one sorted list, against its definition.
+fn check_shares(result: &SimResult) -> Result<(), String> {
+    let run = &result.runs[0];
+    let ends = EndTimes::of(run);
+    for percent in 0..=100 {
+        let (upgraded, done) = (ends.hours_to_upgraded(run, percent), ends.hours_to_done(run, percent));
+        if upgraded != upgraded_by_definition(run, percent) || done != done_by_definition(run, percent) {
+            return Err(format!(
+                "{percent} %: upgraded {upgraded:?} against {:?}, done {done:?} against {:?}",
+                upgraded_by_definition(run, percent),
+                done_by_definition(run, percent)
+            ));
+        }
+    }
+    let outcome = run_outcome(result, 0).hours_to_upgraded;
+    if outcome != [50, 90, 100].map(|p| upgraded_by_definition(run, p)) {
+        return Err(format!("run_outcome gave {outcome:?}"));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn shares_upgraded_and_done_from_one_sort_are_as_defined(case in case(), at_target_every in 2usize..6) {
+        let scenario = parse_str(&with_members_at_target(&case, at_target_every), None)
+            .map_err(|p| TestCaseError::fail(format!("{p:?}")))?;
+        check_shares(&simulate(&scenario, SimOptions::default())).map_err(TestCaseError::fail)?;
+    }
+}
+
+#[test]
+fn shares_are_as_defined_with_every_kind_of_member() {
+    let group = |members| GroupSpec { members, concurrency: "2".into(), failures: "100%".into(), gate: false };
+    let stage = |groups| StageSpec {
+        groups,
+        concurrency: None,
+        failures: "100%".into(),
+        before_gate: 0,
+        after_gate: false,
+        wait_minutes: 0,
+    };
+    let case = Case {
+        stages: vec![stage(vec![group(6), group(6)]), stage(vec![group(6), group(5)])],
+        fail_every: 4,
+        segment: false,
+        stop_restart: None,
+        skip_group: Some((2, 0)),
+        seed: 3,
+    };
+    let result = simulate(&parse_str(&with_members_at_target(&case, 3), None).unwrap(), SimOptions::default());
+    let members: Vec<_> = result.runs[0].stages.iter().flat_map(|s| &s.groups).flat_map(|g| &g.members).collect();
+    let count = |f: &dyn Fn(&&fleetsim::orchestrator::run::MemberRt) -> bool| members.iter().filter(|m| f(m)).count();
+    assert!(count(&|m| m.state == UpdateState::Completed) > 5, "members complete");
+    assert!(count(&|m| m.state == UpdateState::Failed) > 0, "members fail");
+    assert!(count(&|m| m.state == UpdateState::Skipped && m.at_target) > 0, "members are at the target already");
+    assert!(count(&|m| m.state == UpdateState::Skipped && !m.at_target) > 0, "a group is skipped by the user");
+    check_shares(&result).unwrap();
 }
