@@ -17,7 +17,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde::ser::{Serialize, SerializeSeq, Serializer};
 
 use super::metrics::RunMetrics;
 
@@ -34,36 +34,25 @@ pub struct JobRecord {
 }
 
 impl JobRecord {
-    /// The journal line, with its `\n`.
+    /// The journal line, with its `\n`: the record written by serde straight from its fields, the
+    /// bytes `serde_json::Value`'s compact text would be (a test compares them), without building
+    /// and dropping a tree of values for every line.
     pub fn to_line(&self) -> String {
-        let runs: Vec<Value> = self
-            .runs
-            .iter()
-            .map(|r| {
-                let mut cells = Vec::with_capacity(r.cells.len() + 1);
-                cells.push(Value::String(r.run.clone()));
-                cells.extend(r.cells.iter().cloned().map(Value::String));
-                Value::Array(cells)
-            })
-            .collect();
-        let mut line = serde_json::json!([self.point, self.replication, runs]).to_string();
-        line.push('\n');
-        line
+        let size = self.runs.iter().map(|r| r.run.len() + r.cells.iter().map(|c| c.len() + 3).sum::<usize>() + 5);
+        let mut line = Vec::with_capacity(48 + size.sum::<usize>());
+        serde_json::to_writer(&mut line, &Line(self)).expect("a record serializes");
+        line.push(b'\n');
+        String::from_utf8(line).expect("serde_json writes UTF-8")
     }
 
     /// Parses a line (without its `\n`); `None` if it is not a record with `cells` cells per run.
     pub fn parse(line: &str, cells: usize) -> Option<JobRecord> {
-        let value: Value = serde_json::from_str(line).ok()?;
-        let [point, replication, runs] = value.as_array()?.as_slice() else {
-            return None;
-        };
+        // Exactly `[point, replication, [[run, cell, …], …]]`: other lengths, types or trailing
+        // text fail to deserialize.
+        let (point, replication, runs): (u64, u64, Vec<Vec<String>>) = serde_json::from_str(line).ok()?;
         let runs = runs
-            .as_array()?
-            .iter()
-            .map(|r| {
-                let items = r.as_array()?;
-                let text: Option<Vec<String>> = items.iter().map(|c| c.as_str().map(str::to_string)).collect();
-                let mut text = text?;
+            .into_iter()
+            .map(|mut text| {
                 if text.len() != cells + 1 {
                     return None;
                 }
@@ -71,7 +60,31 @@ impl JobRecord {
                 Some(RunMetrics { run, cells: text })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(JobRecord { point: point.as_u64()?, replication: replication.as_u64()?, runs })
+        Some(JobRecord { point, replication, runs })
+    }
+}
+
+/// A record as its journal line has it: `[point, replication, [[run, cell, …], …]]`.
+struct Line<'a>(&'a JobRecord);
+
+/// One run of a record: its name, then its cells.
+struct RunCells<'a>(&'a RunMetrics);
+
+impl Serialize for Line<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let runs: Vec<RunCells> = self.0.runs.iter().map(RunCells).collect();
+        (self.0.point, self.0.replication, runs).serialize(serializer)
+    }
+}
+
+impl Serialize for RunCells<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.cells.len() + 1))?;
+        seq.serialize_element(&self.0.run)?;
+        for cell in &self.0.cells {
+            seq.serialize_element(cell)?;
+        }
+        seq.end()
     }
 }
 
@@ -178,6 +191,8 @@ fn parse(bytes: &[u8], cells: usize) -> Contents {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::Value;
+
     use super::*;
 
     fn record(point: u64, replication: u64) -> JobRecord {
@@ -186,6 +201,78 @@ mod tests {
             replication,
             runs: vec![RunMetrics { run: "r\"1".into(), cells: vec!["1.5".into(), String::new()] }],
         }
+    }
+
+    /// A line as `serde_json::Value` writes it, as lines were written before [`Line`].
+    fn line_by_value(record: &JobRecord) -> String {
+        let runs: Vec<Value> = record
+            .runs
+            .iter()
+            .map(|r| Value::Array(std::iter::once(&r.run).chain(&r.cells).cloned().map(Value::String).collect()))
+            .collect();
+        format!("{}\n", serde_json::json!([record.point, record.replication, runs]))
+    }
+
+    /// A line read through `serde_json::Value`, as lines were read before the typed reading.
+    fn parse_by_value(line: &str, cells: usize) -> Option<JobRecord> {
+        let value: Value = serde_json::from_str(line).ok()?;
+        let [point, replication, runs] = value.as_array()?.as_slice() else { return None };
+        let runs = runs
+            .as_array()?
+            .iter()
+            .map(|r| {
+                let mut text: Vec<String> =
+                    r.as_array()?.iter().map(|c| c.as_str().map(str::to_string)).collect::<Option<_>>()?;
+                (text.len() == cells + 1).then(|| RunMetrics { run: text.remove(0), cells: text })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(JobRecord { point: point.as_u64()?, replication: replication.as_u64()?, runs })
+    }
+
+    #[test]
+    fn lines_are_written_and_read_as_json_values_write_and_read_them() {
+        let texts = ["", "r\"1", "a\\b", "tab\there", "new\nline", "\u{1}\u{1f}\u{7f}", "é ü ✓ 😀", "</script>", "1.5"];
+        for (i, run) in texts.iter().enumerate() {
+            let cells =
+                |k: usize| vec![texts[(i + k) % texts.len()].to_string(), texts[(i * 7 + k) % texts.len()].to_string()];
+            let runs = vec![
+                RunMetrics { run: run.to_string(), cells: cells(1) },
+                RunMetrics { run: format!("{run}-2"), cells: cells(2) },
+            ];
+            let record = JobRecord { point: i as u64, replication: u64::MAX - i as u64, runs };
+            let line = record.to_line();
+            assert_eq!(line, line_by_value(&record));
+            assert_eq!(JobRecord::parse(line.trim_end(), 2), Some(record));
+        }
+        let empty = JobRecord { point: 0, replication: 0, runs: Vec::new() };
+        assert_eq!(empty.to_line(), line_by_value(&empty));
+        let lines = [
+            "[1,2,[]]",
+            " [ 1 , 2 , [ [ \"r\" , \"a\" , \"\" ] ] ] ",
+            "[1,2,[[\"r\",\"a\",\"\"],[\"s\",\"b\",\"c\"]]]",
+            "",
+            "[]",
+            "[1,2]",
+            "[1,2,[],3]",
+            "[-1,2,[]]",
+            "[1.0,2,[]]",
+            "[1,2.5,[]]",
+            "[18446744073709551616,0,[]]",
+            "[1,2,[[\"r\",1,\"\"]]]",
+            "[1,2,[[null,\"\",\"\"]]]",
+            "[1,2,[[\"r\",\"1\"]]]",
+            "[1,2,[[\"r\",\"1\",\"\",\"\"]]]",
+            "[1,2,[\"r\",\"1\",\"\"]]",
+            "[1,2,{}]",
+            "[1,2,[[\"r\",\"1\",\"\"]]] x",
+            "[1,2,[[\"r\",\"1\",\"\"]]",
+            "{\"point\":1}",
+            "[1,2,[[\"r\",\"\\ud800\",\"\"]]]",
+        ];
+        for line in lines {
+            assert_eq!(JobRecord::parse(line, 2), parse_by_value(line, 2), "{line}");
+        }
+        assert_eq!(lines.iter().filter(|l| JobRecord::parse(l, 2).is_some()).count(), 3);
     }
 
     #[test]
