@@ -99,7 +99,7 @@ pub struct MemberLabels(Box<[(Box<str>, Box<str>)]>);
 
 impl MemberLabels {
     /// The value of `key`. A member's few labels are compared with it one by one (each comparison
-    /// of short keys a few loads, [`same_text`]); many are searched by halves. Plans ask this of
+    /// of short keys a few loads, `same_text`); many are searched by halves. Plans ask this of
     /// every member for every stage, where `memcmp` calls were a fifth of matching a selector.
     #[inline]
     pub fn get(&self, key: &str) -> Option<&str> {

@@ -1,12 +1,14 @@
 //! The journal: an append-only file with one line per finished replication, so that an interrupted
-//! sweep loses nothing it finished and redoes nothing.
+//! sweep keeps what it wrote and redoes none of it.
 //!
 //! Each line is a JSON array `[point, replication, [[run, cell, …], …]]` ending in `\n`, written with
-//! one `write` call: a process killed at any moment leaves whole lines and at most one torn last line,
-//! which has no `\n`. Opening the journal truncates such a tail, so new lines never glue onto a
-//! fragment. Lines are flushed to disk (`fsync`) in batches; a kill -9 loses nothing even between
-//! batches (the page cache survives the process), only a power cut may lose the last batch, and those
-//! replications are simply run again.
+//! the other lines of its batch (a worker's, see [`super::exec`]) in one `write` call: a process
+//! killed at any moment leaves whole lines and at most one torn last line, which has no `\n`. Opening
+//! the journal truncates such a tail, so new lines never glue onto a fragment. Lines are flushed to
+//! disk (`fsync`) every 1,024 lines or second; a kill -9 loses nothing written even between syncs
+//! (the page cache survives the process), only what workers had not handed to the writer yet (about
+//! 50 ms of replications each); a power cut may lose the lines not synced yet. Those replications
+//! are simply run again.
 //!
 //! The order of lines follows thread timing; when a sweep finishes, the journal is rewritten in
 //! (point, replication) order ([`super::finish`]), so finished folders are byte-identical however they
